@@ -1,0 +1,49 @@
+"""Dispatch a manifest dict to its typed object by ``kind``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler_core.api.node import Node
+from scheduler_core.api.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
+from scheduler_core.api.pod import Pod
+from scheduler_core.errors import ManifestError
+
+__all__ = ["MODELLED_KINDS", "UNMODELLED_KINDS", "UnsupportedKindError", "parse_object"]
+
+ApiObject = Node | Pod | Namespace | PriorityClass | PodDisruptionBudget | Service
+
+_PARSERS: dict[str, Any] = {
+    "Node": Node.from_manifest,
+    "Pod": Pod.from_manifest,
+    "Namespace": Namespace.from_manifest,
+    "PriorityClass": PriorityClass.from_manifest,
+    "PodDisruptionBudget": PodDisruptionBudget.from_manifest,
+    "Service": Service.from_manifest,
+}
+MODELLED_KINDS = tuple(_PARSERS)
+# Real Kubernetes kinds that scheduler_perf workloads create but the core does not model.
+UNMODELLED_KINDS = (
+    "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
+    "CSIStorageCapacity", "VolumeAttachment", "ResourceClaim", "ResourceClaimTemplate",
+    "DeviceClass", "ResourceSlice", "DeviceTaintRule", "Deployment", "ReplicaSet",
+    "StatefulSet", "Job", "ConfigMap", "Secret", "Workload", "PodGroup",
+)
+
+
+class UnsupportedKindError(ManifestError):
+    """A real Kubernetes kind that the core does not model (volumes, DRA, controllers)."""
+
+
+def parse_object(data: Any, *, source: str | None = None) -> ApiObject:
+    if not isinstance(data, dict):
+        raise ManifestError("expected a mapping (a Kubernetes object)", source=source)
+    kind = data.get("kind")
+    parser = _PARSERS.get(kind) if isinstance(kind, str) else None
+    if parser is None:
+        if kind in UNMODELLED_KINDS:
+            raise UnsupportedKindError(f"kind {kind} is not modelled by scheduler_core",
+                                       field="kind", source=source)
+        raise ManifestError(f"unknown kind {kind!r} (expected one of: {', '.join(MODELLED_KINDS)})",
+                            field="kind", source=source)
+    return parser(data, source=source)
