@@ -1,0 +1,1 @@
+"""Measurement: collectors, results writing, the ``schedperf`` CLI and benchmark suites."""

@@ -1,0 +1,1 @@
+"""The ``schedperf`` command line: one module per subcommand, a tiny entry point."""

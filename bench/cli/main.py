@@ -1,0 +1,43 @@
+"""Entry point: dispatch subcommands; the project's errors become one line and exit 2."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from bench.cli.demo import demo
+from scheduler_core.errors import SchedulerCoreError
+
+__all__ = ["cli", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="schedperf")
+def cli() -> None:
+    """schedperf: performance-regression benchmarking for Kubernetes-style scheduling."""
+
+
+cli.add_command(demo)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        result = cli.main(args=argv, prog_name="schedperf", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.exceptions.UsageError as exc:
+        click.echo(f"schedperf: error: {exc.format_message()}", err=True)
+        return 2
+    except click.exceptions.ClickException as exc:
+        click.echo(f"schedperf: error: {exc.format_message()}", err=True)
+        return 2
+    except SchedulerCoreError as exc:
+        click.echo(f"schedperf: error: {exc}", err=True)
+        return 2
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

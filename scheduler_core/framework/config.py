@@ -1,0 +1,415 @@
+"""KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): loading, validation, defaults,
+and building one ``Framework`` per profile.
+
+Merge semantics follow kube-scheduler v1: the defaults are a MultiPoint list (§3 of the spec);
+a profile's per-extension-point ``enabled``/``disabled`` lists (``'*'`` disables every default)
+are merged with them, specific extension-point configuration overrides MultiPoint, and order is
+"overrides, then MultiPoint, then the remaining specific plugins".
+
+schedperf extension: a top-level ``pluginRegistry`` maps out-of-tree plugin names to
+``"module.path:ClassName"``. A class with ``per_node = True`` is wrapped by the per-node adapter.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from scheduler_core.errors import ConfigError
+from scheduler_core.framework.runtime import EXTENSION_POINTS, Framework, implements
+
+__all__ = [
+    "API_VERSION",
+    "DEFAULT_MULTIPOINT",
+    "PluginRef",
+    "ProfileConfig",
+    "SchedulerConfig",
+    "build_frameworks",
+    "load_config",
+    "parse_config",
+]
+
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+# pkg/scheduler/apis/config/v1/default_plugins.go (v1.30-v1.34), weights where scoring
+DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
+    ("SchedulingGates", 0),
+    ("PrioritySort", 0),
+    ("NodeUnschedulable", 0),
+    ("NodeName", 0),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", 0),
+    ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0),
+    ("NodeVolumeLimits", 0),
+    ("VolumeBinding", 0),
+    ("VolumeZone", 0),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("DefaultPreemption", 0),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+    ("DefaultBinder", 0),
+)
+
+# config point name -> extension point
+_POINT_KEYS = {
+    "preEnqueue": "PreEnqueue", "queueSort": "QueueSort", "preFilter": "PreFilter",
+    "filter": "Filter", "postFilter": "PostFilter", "preScore": "PreScore", "score": "Score",
+    "reserve": "Reserve", "permit": "Permit", "preBind": "PreBind", "bind": "Bind",
+    "postBind": "PostBind",
+}
+_TOP_KEYS = ("apiVersion", "kind", "profiles", "percentageOfNodesToScore",
+             "podInitialBackoffSeconds", "podMaxBackoffSeconds", "pluginRegistry", "parallelism")
+_TOP_IGNORED = ("leaderElection", "clientConnection", "healthzBindAddress",
+                "metricsBindAddress", "enableProfiling", "enableContentionProfiling",
+                "extenders", "delayCacheUntilActive", "featureGates")
+MAX_WEIGHT = (2**63 - 1) // 100
+
+
+@dataclass(frozen=True)
+class PluginRef:
+    name: str
+    weight: int = 0
+
+
+@dataclass
+class PluginSetConfig:
+    enabled: list[PluginRef] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ProfileConfig:
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    percentage_of_nodes_to_score: int | None = None
+    multi_point: PluginSetConfig = field(default_factory=PluginSetConfig)
+    points: dict[str, PluginSetConfig] = field(default_factory=dict)
+    plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    path: str = "profiles[0]"
+
+
+@dataclass
+class SchedulerConfig:
+    profiles: list[ProfileConfig] = field(default_factory=lambda: [ProfileConfig()])
+    percentage_of_nodes_to_score: int | None = None
+    pod_initial_backoff_seconds: float = 1.0
+    pod_max_backoff_seconds: float = 10.0
+    plugin_registry: dict[str, str] = field(default_factory=dict)
+    source: str | None = None
+
+
+# --------------------------------------------------------------------------- parsing
+def load_config(path: str | Path) -> SchedulerConfig:
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read file: {exc.strerror}", source=str(path)) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", source=where) from None
+    return parse_config(data, source=str(path))
+
+
+def parse_config(data: Any, *, source: str | None = None) -> SchedulerConfig:
+    def err(field_: str, problem: str) -> ConfigError:
+        return ConfigError(problem, field=field_, source=source)
+
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise err("", "expected a KubeSchedulerConfiguration mapping")
+    _check_keys(data, "", _TOP_KEYS + _TOP_IGNORED, err)
+    api = data.get("apiVersion", API_VERSION)
+    if api != API_VERSION:
+        raise err("apiVersion", f'unsupported apiVersion "{api}" (expected "{API_VERSION}")')
+    kind = data.get("kind", "KubeSchedulerConfiguration")
+    if kind != "KubeSchedulerConfiguration":
+        raise err("kind", f'expected "KubeSchedulerConfiguration", got "{kind}"')
+    cfg = SchedulerConfig(source=source)
+    cfg.percentage_of_nodes_to_score = _percentage(data, "percentageOfNodesToScore", "", err)
+    for key, attr in (("podInitialBackoffSeconds", "pod_initial_backoff_seconds"),
+                      ("podMaxBackoffSeconds", "pod_max_backoff_seconds")):
+        if key in data:
+            v = data[key]
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise err(key, f"must be a positive integer, got {v!r}")
+            setattr(cfg, attr, float(v))
+    if cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds:
+        raise err("podMaxBackoffSeconds", "must be greater than or equal to "
+                  "podInitialBackoffSeconds")
+    registry = data.get("pluginRegistry") or {}
+    if not isinstance(registry, dict):
+        raise err("pluginRegistry", "expected a mapping of plugin name to \"module:Class\"")
+    for name, target in registry.items():
+        if not isinstance(target, str) or ":" not in target:
+            raise err(f"pluginRegistry.{name}",
+                      f'expected "module.path:ClassName", got {target!r}')
+    cfg.plugin_registry = dict(registry)
+    raw_profiles = data.get("profiles")
+    if raw_profiles is not None:
+        if not isinstance(raw_profiles, list):
+            raise err("profiles", "expected a list of profiles")
+        cfg.profiles = [_parse_profile(p, f"profiles[{i}]", err, len(raw_profiles))
+                        for i, p in enumerate(raw_profiles)]
+        if not cfg.profiles:
+            cfg.profiles = [ProfileConfig()]
+    names: dict[str, str] = {}
+    for prof in cfg.profiles:
+        if prof.scheduler_name in names:
+            raise err(f"{prof.path}.schedulerName",
+                      f'duplicate schedulerName "{prof.scheduler_name}" '
+                      f"(already used by {names[prof.scheduler_name]})")
+        names[prof.scheduler_name] = prof.path
+    return cfg
+
+
+def _check_keys(data: dict, path: str, allowed: tuple[str, ...], err: Any) -> None:
+    for key in data:
+        if key not in allowed:
+            where = f"{path}.{key}" if path else str(key)
+            raise err(where, f"unknown field (expected one of: {', '.join(sorted(allowed))})")
+
+
+def _percentage(data: dict, key: str, path: str, err: Any) -> int | None:
+    if data.get(key) is None:
+        return None
+    v = data[key]
+    where = f"{path}.{key}" if path else key
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 100:
+        raise err(where, f"must be an integer in the range 0-100, got {v!r}")
+    return v
+
+
+def _parse_profile(data: Any, path: str, err: Any, count: int) -> ProfileConfig:
+    if not isinstance(data, dict):
+        raise err(path, "expected a mapping")
+    _check_keys(data, path, ("schedulerName", "percentageOfNodesToScore", "plugins",
+                             "pluginConfig"), err)
+    prof = ProfileConfig(path=path)
+    name = data.get("schedulerName")
+    if name is None:
+        if count > 1:
+            raise err(f"{path}.schedulerName", "required when more than one profile is given")
+        name = DEFAULT_SCHEDULER_NAME
+    if not isinstance(name, str) or not name:
+        raise err(f"{path}.schedulerName", f"must be a non-empty string, got {name!r}")
+    prof.scheduler_name = name
+    prof.percentage_of_nodes_to_score = _percentage(data, "percentageOfNodesToScore", path, err)
+    plugins = data.get("plugins") or {}
+    if not isinstance(plugins, dict):
+        raise err(f"{path}.plugins", "expected a mapping of extension points")
+    _check_keys(plugins, f"{path}.plugins", (*_POINT_KEYS, "multiPoint"), err)
+    for key, value in plugins.items():
+        pset = _parse_plugin_set(value, f"{path}.plugins.{key}", err)
+        if key == "multiPoint":
+            prof.multi_point = pset
+        else:
+            prof.points[_POINT_KEYS[key]] = pset
+    configs = data.get("pluginConfig") or []
+    if not isinstance(configs, list):
+        raise err(f"{path}.pluginConfig", "expected a list")
+    for i, pc in enumerate(configs):
+        where = f"{path}.pluginConfig[{i}]"
+        if not isinstance(pc, dict):
+            raise err(where, "expected a mapping with name and args")
+        _check_keys(pc, where, ("name", "args"), err)
+        pname = pc.get("name")
+        if not isinstance(pname, str) or not pname:
+            raise err(f"{where}.name", "required field is missing")
+        if pname in prof.plugin_args:
+            raise err(f"{where}.name", f'duplicate pluginConfig for plugin "{pname}"')
+        args = pc.get("args") or {}
+        if not isinstance(args, dict):
+            raise err(f"{where}.args", "expected a mapping")
+        args = {k: v for k, v in args.items() if k not in ("apiVersion", "kind")}
+        prof.plugin_args[pname] = {"__path__": f"{where}.args", **args}
+    return prof
+
+
+def _parse_plugin_set(data: Any, path: str, err: Any) -> PluginSetConfig:
+    if data is None:
+        return PluginSetConfig()
+    if not isinstance(data, dict):
+        raise err(path, "expected a mapping with enabled/disabled lists")
+    _check_keys(data, path, ("enabled", "disabled"), err)
+    out = PluginSetConfig()
+    for key in ("enabled", "disabled"):
+        items = data.get(key) or []
+        if not isinstance(items, list):
+            raise err(f"{path}.{key}", "expected a list of plugins")
+        for i, item in enumerate(items):
+            where = f"{path}.{key}[{i}]"
+            if not isinstance(item, dict):
+                raise err(where, "expected a mapping with a name")
+            _check_keys(item, where, ("name", "weight") if key == "enabled" else ("name",), err)
+            name = item.get("name")
+            if not isinstance(name, str) or not name:
+                raise err(f"{where}.name", "required field is missing")
+            if key == "enabled":
+                weight = item.get("weight", 0)
+                if isinstance(weight, bool) or not isinstance(weight, int):
+                    raise err(f"{where}.weight", f"expected an integer, got {weight!r}")
+                if weight < 0 or weight > MAX_WEIGHT:
+                    raise err(f"{where}.weight", f"must be in the range 0-{MAX_WEIGHT}, "
+                              f"got {weight}")
+                if name == "*":
+                    raise err(f"{where}.name", '"*" can only be used in disabled lists')
+                out.enabled.append(PluginRef(name, weight))
+            else:
+                out.disabled.append(name)
+    return out
+
+
+# --------------------------------------------------------------------------- merging & building
+def _merge(default: PluginSetConfig, custom: PluginSetConfig) -> PluginSetConfig:
+    """kube's mergePluginSet."""
+    disabled = list(custom.disabled) + list(default.disabled)
+    disabled_set = set(disabled)
+    custom_index = {p.name: (i, p) for i, p in enumerate(custom.enabled)}
+    replaced: set[int] = set()
+    enabled: list[PluginRef] = []
+    if "*" not in disabled_set:
+        for p in default.enabled:
+            if p.name in disabled_set:
+                continue
+            if p.name in custom_index:
+                i, q = custom_index[p.name]
+                p = q
+                replaced.add(i)
+            enabled.append(p)
+    enabled.extend(p for i, p in enumerate(custom.enabled) if i not in replaced)
+    return PluginSetConfig(enabled, disabled)
+
+
+def _import_plugin(name: str, target: str, source: str | None) -> Any:
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        cls = getattr(module, class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f'cannot import "{target}": {exc}', field=f"pluginRegistry.{name}",
+                          source=source) from None
+    return cls
+
+
+def build_frameworks(cfg: SchedulerConfig, handle: Any) -> dict[str, Framework]:
+    """Instantiate every profile's plugins and return schedulerName -> Framework."""
+    from scheduler_core.framework.adapter import PerNodeAdapter
+    from scheduler_core.plugins.registry import IN_TREE
+
+    registry: dict[str, Any] = dict(IN_TREE)
+    for name, target in cfg.plugin_registry.items():
+        if name in IN_TREE:
+            raise ConfigError(f'plugin "{name}" is already registered in-tree',
+                              field=f"pluginRegistry.{name}", source=cfg.source)
+        registry[name] = _import_plugin(name, target, cfg.source)
+
+    out: dict[str, Framework] = {}
+    sort_keys: list[tuple[str, str]] = []
+    for prof in cfg.profiles:
+        fwk = _build_profile(cfg, prof, registry, handle, PerNodeAdapter)
+        qs = fwk.queue_sort
+        sort_keys.append((prof.path, qs.name if qs is not None else ""))
+        out[prof.scheduler_name] = fwk
+    if len({k for _, k in sort_keys}) > 1:
+        raise ConfigError("all profiles must use the same queueSort plugin, got "
+                          + ", ".join(f"{p}: {k or 'none'}" for p, k in sort_keys),
+                          field="profiles", source=cfg.source)
+    return out
+
+
+def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str, Any],
+                   handle: Any, adapter: Any) -> Framework:
+    def err(field_: str, problem: str) -> ConfigError:
+        return ConfigError(problem, field=field_, source=cfg.source)
+
+    default_mp = PluginSetConfig([PluginRef(n, w) for n, w in DEFAULT_MULTIPOINT
+                                  if n in registry])
+    multi = _merge(default_mp, prof.multi_point)
+    points = {pt: _merge(PluginSetConfig(), prof.points.get(pt, PluginSetConfig()))
+              for pt in EXTENSION_POINTS}
+    # every plugin name that will be instantiated
+    names: dict[str, str] = {}
+    for ref in multi.enabled:
+        names.setdefault(ref.name, f"{prof.path}.plugins.multiPoint")
+    for pt, pset in points.items():
+        key = next(k for k, v in _POINT_KEYS.items() if v == pt)
+        for ref in pset.enabled:
+            names.setdefault(ref.name, f"{prof.path}.plugins.{key}")
+    for pname in prof.plugin_args:
+        if pname not in registry:
+            raise err(prof.plugin_args[pname]["__path__"].rsplit(".args", 1)[0] + ".name",
+                      f'unknown plugin "{pname}"')
+    instances: dict[str, Any] = {}
+    for pname, where in names.items():
+        cls = registry.get(pname)
+        if cls is None:
+            raise err(where, f'unknown plugin "{pname}" (known: {", ".join(sorted(registry))})')
+        args = dict(prof.plugin_args.get(pname, {}))
+        args_path = args.pop("__path__", f"{prof.path}.pluginConfig[{pname}].args")
+        try:
+            plugin = cls(args or None, handle, args_path=args_path)
+        except ConfigError as exc:
+            raise ConfigError(exc.problem, field=exc.field, source=cfg.source) from None
+        if getattr(cls, "per_node", False):
+            plugin = adapter(plugin)
+        instances[pname] = plugin
+    weights: dict[str, int] = {}
+    for ref in multi.enabled:
+        weights[ref.name] = ref.weight
+    enabled_points: dict[str, list[Any]] = {}
+    for pt, pset in points.items():
+        key = next(k for k, v in _POINT_KEYS.items() if v == pt)
+        for ref in pset.enabled:
+            if not implements(instances[ref.name], pt):
+                raise err(f"{prof.path}.plugins.{key}",
+                          f'plugin "{ref.name}" does not extend {pt}')
+            if pt == "Score":
+                weights[ref.name] = ref.weight
+        enabled_set = [r.name for r in pset.enabled]
+        if "*" in pset.disabled:
+            order = enabled_set
+        else:
+            disabled = set(pset.disabled)
+            override: list[str] = []
+            multi_names: list[str] = []
+            for ref in multi.enabled:
+                if not implements(instances[ref.name], pt) or ref.name in disabled:
+                    continue
+                if ref.name in enabled_set:
+                    override.append(ref.name)
+                    continue
+                if ref.name in multi_names:
+                    raise err(f"{prof.path}.plugins.multiPoint",
+                              f'plugin "{ref.name}" already registered as {pt}')
+                multi_names.append(ref.name)
+            order = list(dict.fromkeys(override + multi_names + enabled_set))
+        if len(order) != len(set(order)) or len(enabled_set) != len(set(enabled_set)):
+            raise err(f"{prof.path}.plugins.{key}", f"a plugin is enabled twice for {pt}")
+        enabled_points[pt] = [instances[n] for n in order]
+    if len(enabled_points["QueueSort"]) != 1:
+        raise err(f"{prof.path}.plugins.queueSort",
+                  f"exactly one queueSort plugin is required, got "
+                  f"{len(enabled_points['QueueSort'])}")
+    if not enabled_points["Bind"]:
+        raise err(f"{prof.path}.plugins.bind", "at least one bind plugin is needed")
+    pct = prof.percentage_of_nodes_to_score
+    if pct is None:
+        pct = cfg.percentage_of_nodes_to_score
+    return Framework(prof.scheduler_name, enabled_points, weights, pct,
+                     plugin_args={k: v for k, v in prof.plugin_args.items()})
+
+
+def default_config() -> SchedulerConfig:
+    return SchedulerConfig()

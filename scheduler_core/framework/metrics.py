@@ -1,0 +1,58 @@
+"""The metrics hook: how the harness observes the core without patching it.
+
+The scheduler calls a ``MetricsRecorder``; the default ``NoopRecorder`` has ``enabled = False``,
+in which case the framework does not even read the clock. Names follow kube-scheduler's metrics:
+``scheduler_framework_extension_point_duration_seconds`` (extension point, status, profile),
+``scheduler_plugin_execution_duration_seconds`` (plugin, extension point, status),
+``scheduler_scheduling_attempt_duration_seconds`` (result, profile) and
+``scheduler_pod_scheduling_duration_seconds`` (attempts).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from scheduler_core.api.pod import Pod
+
+__all__ = ["MetricsRecorder", "NoopRecorder", "RESULT_ERROR", "RESULT_SCHEDULED",
+           "RESULT_UNSCHEDULABLE"]
+
+RESULT_SCHEDULED = "scheduled"
+RESULT_UNSCHEDULABLE = "unschedulable"
+RESULT_ERROR = "error"
+
+
+class MetricsRecorder(Protocol):
+    enabled: bool
+
+    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None: ...
+
+    def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None: ...
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None: ...
+
+    def pod_scheduled(self, pod: Pod, attempts: int, seconds: float) -> None: ...
+
+    def pod_unschedulable(self, pod: Pod, plugins: frozenset[str], message: str) -> None: ...
+
+
+class NoopRecorder:
+    """Records nothing, costs nothing."""
+
+    enabled = False
+
+    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
+        pass
+
+    def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        pass
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None:
+        pass
+
+    def pod_scheduled(self, pod: Pod, attempts: int, seconds: float) -> None:
+        pass
+
+    def pod_unschedulable(self, pod: Pod, plugins: frozenset[str], message: str) -> None:
+        pass

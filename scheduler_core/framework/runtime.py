@@ -1,0 +1,421 @@
+"""The framework runtime: one instance per profile; runs its plugins at each extension point
+with upstream semantics (order, Skip, status handling, weights, score range) and reports
+durations to the metrics recorder."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from time import perf_counter
+from typing import Any
+
+import numpy as np
+
+from scheduler_core.api.pod import Pod
+from scheduler_core.framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    PostFilterResult,
+    PreFilterResult,
+    Status,
+)
+from scheduler_core.framework.metrics import MetricsRecorder, NoopRecorder
+from scheduler_core.nodetable.table import NodeTable
+
+__all__ = ["EXTENSION_POINTS", "Framework", "ScoreBreakdown", "implements"]
+
+# extension point -> the method a plugin implements for it
+EXTENSION_POINTS: dict[str, str] = {
+    "PreEnqueue": "pre_enqueue",
+    "QueueSort": "sort_key",
+    "PreFilter": "pre_filter",
+    "Filter": "filter",
+    "PostFilter": "post_filter",
+    "PreScore": "pre_score",
+    "Score": "score",
+    "Reserve": "reserve",
+    "Permit": "permit",
+    "PreBind": "pre_bind",
+    "Bind": "bind",
+    "PostBind": "post_bind",
+}
+_EVENT_POINTS = ("PreEnqueue", "PreFilter", "Filter", "Reserve", "Permit")
+_WILDCARD = ClusterEventWithHint(ClusterEvent("*", ActionType.ALL))
+
+
+def implements(plugin: Any, point: str) -> bool:
+    return callable(getattr(plugin, EXTENSION_POINTS[point], None))
+
+
+def _code_name(status: Status | None) -> str:
+    return "Success" if status is None else status.code.upstream_name
+
+
+@dataclass(slots=True)
+class ScoreBreakdown:
+    """Per score plugin: raw, normalised scores and weight (kept only when asked for)."""
+
+    plugin: str
+    raw: np.ndarray
+    normalized: np.ndarray
+    weight: int
+
+
+@dataclass
+class Framework:
+    """A profile: its name, enabled plugins per extension point (in order) and score weights."""
+
+    profile_name: str
+    points: dict[str, list[Any]]
+    weights: dict[str, int]
+    percentage_of_nodes_to_score: int | None = None
+    recorder: MetricsRecorder = field(default_factory=NoopRecorder)
+    plugin_args: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for point in EXTENSION_POINTS:
+            self.points.setdefault(point, [])
+        self.pre_enqueue_plugins = self.points["PreEnqueue"]
+        self.pre_filter_plugins = self.points["PreFilter"]
+        self.filter_plugins = self.points["Filter"]
+        self.post_filter_plugins = self.points["PostFilter"]
+        self.pre_score_plugins = self.points["PreScore"]
+        self.score_plugins = self.points["Score"]
+        self.filter_names = [p.name for p in self.filter_plugins]
+        self._score_weights = [max(1, self.weights.get(p.name, 1)) for p in self.score_plugins]
+        self._normalizers = [getattr(p, "normalize", None) for p in self.score_plugins]
+        # in-tree plugins keep their scores in [0, 100] by construction (and are tested for it);
+        # every other plugin's final scores are range-checked as upstream does
+        self._range_checks = [not getattr(p, "score_in_range", False) for p in self.score_plugins]
+        self._add_pod_ext = [p for p in self.pre_filter_plugins if hasattr(p, "add_pod")]
+
+    # ------------------------------------------------------------------ introspection
+    @property
+    def queue_sort(self) -> Any:
+        plugins = self.points["QueueSort"]
+        return plugins[0] if plugins else None
+
+    @property
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    @property
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def all_plugins(self) -> list[Any]:
+        seen: dict[int, Any] = {}
+        for plugins in self.points.values():
+            for p in plugins:
+                seen.setdefault(id(p), p)
+        return list(seen.values())
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Per plugin that can reject a pod: the cluster events (with hints) it reacts to.
+        Plugins without ``events_to_register`` react to every event (no hint: Queue)."""
+        out: dict[str, list[ClusterEventWithHint]] = {}
+        for point in _EVENT_POINTS:
+            for p in self.points[point]:
+                if p.name in out:
+                    continue
+                reg = getattr(p, "events_to_register", None)
+                out[p.name] = list(reg()) if reg is not None else [_WILDCARD]
+        return out
+
+    # ------------------------------------------------------------------ timing helper
+    def _timed(self, point: str, plugin: Any, fn: Callable[[], Any]) -> Any:
+        start = perf_counter()
+        result = fn()
+        status = result[1] if isinstance(result, tuple) and len(result) == 2 else result
+        self.recorder.plugin(plugin.name, point,
+                             _code_name(status if isinstance(status, Status) else None),
+                             perf_counter() - start)
+        return result
+
+    # ------------------------------------------------------------------ PreEnqueue
+    def run_pre_enqueue(self, pod: Pod) -> tuple[str, Status] | None:
+        for p in self.pre_enqueue_plugins:
+            status = p.pre_enqueue(pod)
+            if status is not None and not status.is_success:
+                return p.name, status.with_plugin(p.name)
+        return None
+
+    # ------------------------------------------------------------------ PreFilter
+    def run_pre_filter(
+        self, state: CycleState, pod: Pod, table: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None, list[str]]:
+        """Returns (merged result, status, plugins that narrowed the node set)."""
+        rec = self.recorder.enabled
+        t0 = perf_counter() if rec else 0.0
+        result: PreFilterResult | None = None
+        narrowing: list[str] = []
+        rejected: Status | None = None
+        final: Status | None = None
+        for p in self.pre_filter_plugins:
+            if rec:
+                start = perf_counter()
+                r, s = p.pre_filter(state, pod, table)
+                self.recorder.plugin(p.name, "PreFilter", _code_name(s), perf_counter() - start)
+            else:
+                r, s = p.pre_filter(state, pod, table)
+            if s is not None and s.code != Code.SUCCESS:
+                if s.code == Code.SKIP:
+                    state.skip_filter.add(p.name)
+                    continue
+                if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    final = s.with_plugin(p.name)
+                    break
+                if s.code == Code.UNSCHEDULABLE:
+                    rejected = rejected or s.with_plugin(p.name)
+                    continue
+                final = Status(Code.ERROR, s.reasons, p.name)
+                break
+            if r is not None and not r.all_nodes:
+                narrowing.append(p.name)
+                result = r if result is None else result.merge(r)
+                if not result.node_names:
+                    if len(narrowing) == 1:
+                        msg = f"node(s) didn't satisfy plugin {narrowing[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously"
+                    final = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), narrowing[0])
+                    break
+        if final is None:
+            final = rejected
+        if rec:
+            self.recorder.extension_point("PreFilter", _code_name(final), self.profile_name,
+                                          perf_counter() - t0)
+        return result, final, narrowing
+
+    # ------------------------------------------------------------------ Filter
+    def run_filter(
+        self, state: CycleState, pod: Pod, table: NodeTable, idx: Any, n: int
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Filter ``n`` nodes at ``idx``. Returns (pass mask or None = all pass, per node the
+        index into ``filter_plugins`` of the first plugin that rejected it, -1 if none)."""
+        rec = self.recorder.enabled
+        t0 = perf_counter() if rec else 0.0
+        mask: np.ndarray | None = None
+        first_fail: np.ndarray | None = None
+        skip = state.skip_filter
+        for i, p in enumerate(self.filter_plugins):
+            if skip and p.name in skip:
+                continue
+            if rec:
+                start = perf_counter()
+                m = p.filter(state, pod, table, idx)
+                self.recorder.plugin(p.name, "Filter", "Success", perf_counter() - start)
+            else:
+                m = p.filter(state, pod, table, idx)
+            if m is None:
+                continue
+            if mask is None:
+                mask = np.array(m, dtype=bool, copy=True)
+                first_fail = np.full(n, -1, dtype=np.int16)
+                first_fail[~mask] = i
+            else:
+                assert first_fail is not None
+                newly = mask & ~m
+                first_fail[newly] = i
+                mask &= m
+        if rec:
+            self.recorder.extension_point("Filter", "Success", self.profile_name,
+                                          perf_counter() - t0)
+        return mask, first_fail
+
+    def explain_filter(
+        self, state: CycleState, pod: Pod, table: NodeTable, slots: np.ndarray,
+        first_fail: np.ndarray,
+    ) -> tuple[np.ndarray, list[Status]]:
+        """Statuses of rejected nodes: per slot an index into the returned status list."""
+        statuses: list[Status] = []
+        out = np.zeros(len(slots), dtype=np.int64)
+        for i in np.unique(first_fail):
+            if i < 0:
+                continue
+            p = self.filter_plugins[int(i)]
+            where = np.flatnonzero(first_fail == i)
+            rid, sts = p.explain(state, pod, table, slots[where])
+            out[where] = np.asarray(rid, dtype=np.int64) + len(statuses)
+            statuses.extend(s.with_plugin(p.name) for s in sts)
+        return out, statuses
+
+    def run_add_pod_extensions(self, state: CycleState, pod: Pod, other: Pod, slot: int,
+                               *, remove: bool = False) -> None:
+        for p in self._add_pod_ext:
+            if p.name in state.skip_filter:
+                continue
+            if remove:
+                p.remove_pod(state, pod, other, slot)
+            else:
+                p.add_pod(state, pod, other, slot)
+
+    # ------------------------------------------------------------------ PostFilter
+    def run_post_filter(
+        self, state: CycleState, pod: Pod, diagnosis: Any
+    ) -> tuple[PostFilterResult | None, Status]:
+        rec = self.recorder.enabled
+        t0 = perf_counter() if rec else 0.0
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        final = Status(Code.UNSCHEDULABLE)
+        for p in self.post_filter_plugins:
+            if rec:
+                r, s = self._timed("PostFilter", p, lambda p=p: p.post_filter(state, pod, diagnosis))
+            else:
+                r, s = p.post_filter(state, pod, diagnosis)
+            if s.code in (Code.SUCCESS, Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                final = s.with_plugin(p.name)
+                result = r if r is not None else result
+                break
+            reasons.extend(s.reasons)
+            if r is not None and r.nominated_node_name:
+                result = r
+        else:
+            final = Status(Code.UNSCHEDULABLE, tuple(reasons))
+        if rec:
+            self.recorder.extension_point("PostFilter", _code_name(final), self.profile_name,
+                                          perf_counter() - t0)
+        return result, final
+
+    # ------------------------------------------------------------------ PreScore / Score
+    def run_pre_score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> Status | None:
+        rec = self.recorder.enabled
+        t0 = perf_counter() if rec else 0.0
+        final: Status | None = None
+        for p in self.pre_score_plugins:
+            if rec:
+                start = perf_counter()
+                s = p.pre_score(state, pod, table, idx)
+                self.recorder.plugin(p.name, "PreScore", _code_name(s), perf_counter() - start)
+            else:
+                s = p.pre_score(state, pod, table, idx)
+            if s is None or s.code == Code.SUCCESS:
+                continue
+            if s.code == Code.SKIP:
+                state.skip_score.add(p.name)
+                continue
+            final = Status(Code.ERROR, s.reasons, p.name)
+            break
+        if rec:
+            self.recorder.extension_point("PreScore", _code_name(final), self.profile_name,
+                                          perf_counter() - t0)
+        return final
+
+    def run_score(
+        self, state: CycleState, pod: Pod, table: NodeTable, idx: Any, n: int,
+        *, breakdown: list[ScoreBreakdown] | None = None,
+    ) -> tuple[np.ndarray, Status | None]:
+        """Weighted total over ``n`` feasible nodes at ``idx`` (Score, NormalizeScore, weights)."""
+        rec = self.recorder.enabled
+        t0 = perf_counter() if rec else 0.0
+        total = np.zeros(n, dtype=np.int64)
+        skip = state.skip_score
+        for p, weight, norm, check in zip(self.score_plugins, self._score_weights,
+                                          self._normalizers, self._range_checks, strict=True):
+            if skip and p.name in skip:
+                continue
+            if rec:
+                start = perf_counter()
+                raw = p.score(state, pod, table, idx)
+                self.recorder.plugin(p.name, "Score", "Success", perf_counter() - start)
+            else:
+                raw = p.score(state, pod, table, idx)
+            scores = raw
+            if norm is not None:
+                if rec:
+                    start = perf_counter()
+                    scores = norm(state, pod, raw.copy() if breakdown is not None else raw)
+                    self.recorder.plugin(p.name, "NormalizeScore", "Success",
+                                         perf_counter() - start)
+                else:
+                    scores = norm(state, pod, raw.copy() if breakdown is not None else raw)
+            if check and len(scores) and (scores.min() < MIN_NODE_SCORE
+                                          or scores.max() > MAX_NODE_SCORE):
+                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+                status = Status.error(
+                    f"plugin {p.name} returns an invalid score {bad}, it should in the range of "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", plugin=p.name)
+                return total, status
+            if breakdown is not None:
+                breakdown.append(ScoreBreakdown(p.name, np.asarray(raw).copy(),
+                                                np.asarray(scores).copy(), weight))
+            total += scores * weight if weight != 1 else scores
+        if rec:
+            self.recorder.extension_point("Score", "Success", self.profile_name,
+                                          perf_counter() - t0)
+        return total, None
+
+    # ------------------------------------------------------------------ Reserve .. PostBind
+    def _run_simple(self, point: str, plugins: list[Any], call: Callable[[Any], Status | None]
+                    ) -> Status | None:
+        rec = self.recorder.enabled
+        t0 = perf_counter() if rec else 0.0
+        final: Status | None = None
+        for p in plugins:
+            s = self._timed(point, p, lambda p=p: call(p)) if rec else call(p)
+            if s is not None and s.code != Code.SUCCESS:
+                final = s.with_plugin(p.name)
+                break
+        if rec:
+            self.recorder.extension_point(point, _code_name(final), self.profile_name,
+                                          perf_counter() - t0)
+        return final
+
+    def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status | None:
+        s = self._run_simple("Reserve", self.points["Reserve"],
+                             lambda p: p.reserve(state, pod, node))
+        if s is not None and not s.is_rejected:
+            s = Status(Code.ERROR, s.reasons, s.plugin)
+        return s
+
+    def run_unreserve(self, state: CycleState, pod: Pod, node: str) -> None:
+        for p in reversed(self.points["Reserve"]):
+            p.unreserve(state, pod, node)
+
+    def run_permit(self, state: CycleState, pod: Pod, node: str
+                   ) -> tuple[Status | None, dict[str, float]]:
+        """Returns (rejection or error status, {plugin: timeout} for plugins that said Wait)."""
+        waits: dict[str, float] = {}
+        for p in self.points["Permit"]:
+            s, timeout = p.permit(state, pod, node)
+            if s is None or s.code == Code.SUCCESS:
+                continue
+            if s.code == Code.WAIT:
+                waits[p.name] = min(float(timeout), 15 * 60.0)
+                continue
+            if s.is_rejected:
+                return s.with_plugin(p.name), {}
+            return Status(Code.ERROR, s.reasons, p.name), {}
+        return None, waits
+
+    def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status | None:
+        return self._run_simple("PreBind", self.points["PreBind"],
+                                lambda p: p.pre_bind(state, pod, node))
+
+    def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status | None:
+        rec = self.recorder.enabled
+        t0 = perf_counter() if rec else 0.0
+        final: Status | None = Status(Code.SKIP)
+        for p in self.points["Bind"]:
+            s = self._timed("Bind", p, lambda p=p: p.bind(state, pod, node)) if rec else \
+                p.bind(state, pod, node)
+            if s is not None and s.code == Code.SKIP:
+                continue
+            final = None if s is None or s.is_success else Status(Code.ERROR, s.reasons, p.name)
+            break
+        if final is not None and final.code == Code.SKIP:
+            final = Status.error("no bind plugin handled the pod")
+        if rec:
+            self.recorder.extension_point("Bind", _code_name(final), self.profile_name,
+                                          perf_counter() - t0)
+        return final
+
+    def run_post_bind(self, state: CycleState, pod: Pod, node: str) -> None:
+        for p in self.points["PostBind"]:
+            p.post_bind(state, pod, node)

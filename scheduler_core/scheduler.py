@@ -1,0 +1,631 @@
+"""The scheduling loop: pop → profile → cycle → assume → reserve → permit → bind.
+
+``schedule_one`` runs one scheduling attempt. The binding cycle runs synchronously right after
+the scheduling cycle (upstream runs it in a goroutine; with an in-memory API the order of
+events is the same as upstream's fast path). Failures follow ``handleSchedulingFailure``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from time import perf_counter
+from typing import Any
+
+import numpy as np
+
+from scheduler_core.api.node import Node
+from scheduler_core.api.pod import Pod
+from scheduler_core.cluster.events import EventType, WatchEvent
+from scheduler_core.cluster.store import Cluster
+from scheduler_core.errors import UnknownSchedulerError
+from scheduler_core.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
+from scheduler_core.framework.interface import (
+    ActionType,
+    ClusterEvent,
+    Code,
+    CycleState,
+    PostFilterResult,
+    Status,
+)
+from scheduler_core.framework.metrics import (
+    RESULT_ERROR,
+    RESULT_SCHEDULED,
+    RESULT_UNSCHEDULABLE,
+    MetricsRecorder,
+    NoopRecorder,
+)
+from scheduler_core.framework.runtime import Framework, ScoreBreakdown
+from scheduler_core.queue.clock import Clock, FakeClock
+from scheduler_core.queue.scheduling_queue import PriorityQueue
+
+__all__ = ["IgnoredPod", "Scheduler", "num_feasible_nodes_to_find"]
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes the filter search stops at (spec §2.4)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    k = num_all_nodes * pct // 100
+    return max(k, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoredPod:
+    """A pod whose schedulerName matches no profile: it stays Pending forever."""
+
+    namespace: str
+    name: str
+    scheduler_name: str
+
+
+@dataclass
+class CycleRecord:
+    """What one attempt evaluated, for decision records (kept only when ``record_cycles``)."""
+
+    pod: Pod
+    attempt: int
+    profile: str
+    pre_filter_status: Status | None = None
+    filter_plugins: list[str] = field(default_factory=list)
+    examined: list[tuple[np.ndarray, np.ndarray | None]] = field(default_factory=list)
+    feasible: np.ndarray | None = None
+    scores: list[ScoreBreakdown] = field(default_factory=list)
+    total: np.ndarray | None = None
+    selected: int | None = None
+    status: Status | None = None
+
+
+class _Handle:
+    """The framework handle plugins receive: read access to cluster state, plus bind."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._s = scheduler
+
+    @property
+    def table(self) -> Any:
+        return self._s.cluster.table
+
+    @property
+    def cluster(self) -> Cluster:
+        return self._s.cluster
+
+    @property
+    def rng(self) -> np.random.Generator:
+        return self._s.rng
+
+    @property
+    def queue(self) -> PriorityQueue:
+        return self._s.queue
+
+    def namespace_labels(self, namespace: str) -> dict[str, str]:
+        return self._s.cluster.namespace_labels(namespace)
+
+    def list_services(self, namespace: str) -> list[Any]:
+        return self._s.cluster.list_services(namespace)
+
+    def list_pdbs(self) -> list[Any]:
+        return self._s.cluster.list_pdbs()
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        self._s.cluster.bind(pod, node_name)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
+        return self._s.queue.nominated_pods_for_node(node_name)
+
+    def run_filter_with_nominated(self, framework: Framework, state: CycleState, pod: Pod,
+                                  slot: int) -> Status | None:
+        return self._s.filter_one_node(framework, state, pod, slot)
+
+
+class Scheduler:
+    """One scheduling loop over one cluster, with one framework per profile (schedulerName)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        profiles: Mapping[str, Framework] | Callable[[Any], Mapping[str, Framework]],
+        *,
+        clock: Clock | None = None,
+        seed: int = 0,
+        recorder: MetricsRecorder | None = None,
+        reject_unknown_scheduler: bool = False,
+        queueing_hints: bool = True,
+        pod_initial_backoff: float = 1.0,
+        pod_max_backoff: float = 10.0,
+        record_cycles: bool = False,
+    ) -> None:
+        self.cluster = cluster
+        self.clock: Clock = clock or FakeClock()
+        self.rng = np.random.default_rng(seed)
+        self.recorder: MetricsRecorder = recorder or NoopRecorder()
+        self.handle = _Handle(self)
+        self.profiles: dict[str, Framework] = dict(
+            profiles(self.handle) if callable(profiles) else profiles)
+        if not self.profiles:
+            raise ValueError("at least one profile is required")
+        for fwk in self.profiles.values():
+            fwk.recorder = self.recorder
+        self.reject_unknown_scheduler = reject_unknown_scheduler
+        first = next(iter(self.profiles.values()))
+        sort_plugin = first.queue_sort
+        hints: dict[str, Any] = {}
+        for fwk in self.profiles.values():
+            hints.update(fwk.events_to_register())
+        self.queue = PriorityQueue(
+            clock=self.clock,
+            pre_enqueue=self._pre_enqueue,
+            hints=hints,
+            queueing_hints_enabled=queueing_hints,
+            initial_backoff=pod_initial_backoff,
+            max_backoff=pod_max_backoff,
+            sort_key=sort_plugin.sort_key if sort_plugin is not None else None,
+        )
+        self.next_start_node_index = 0
+        self.ignored: dict[str, IgnoredPod] = {}
+        self.failures: dict[str, str] = {}  # pod key -> last FitError / error message
+        self.attempts_total = 0
+        self.record_cycles = record_cycles
+        self.cycles: list[CycleRecord] = []
+        cluster.subscribe(self._on_event)
+        if reject_unknown_scheduler:
+            cluster.admission_hooks.append(self._admit)
+        if cluster.table.num_nodes or cluster.pods:
+            self._sync_existing()
+
+    # ------------------------------------------------------------------ informer equivalent
+    def _admit(self, pod: Pod) -> None:
+        if not pod.node_name and pod.scheduler_name not in self.profiles:
+            known = ", ".join(sorted(self.profiles))
+            raise UnknownSchedulerError(
+                f"pod {pod.key}: spec.schedulerName: unknown scheduler "
+                f'"{pod.scheduler_name}" (known: {known})')
+
+    def _sync_existing(self) -> None:
+        for pod in list(self.cluster.pods.values()):
+            self._on_event(WatchEvent("Pod", EventType.ADDED, None, pod))
+
+    def _pre_enqueue(self, pod: Pod) -> tuple[str, Status] | None:
+        fwk = self.profiles.get(pod.scheduler_name)
+        return None if fwk is None else fwk.run_pre_enqueue(pod)
+
+    def _on_event(self, ev: WatchEvent) -> None:
+        kind = ev.kind
+        q = self.queue
+        if kind == "Pod":
+            old, new = ev.old, ev.new
+            if ev.type is EventType.ADDED:
+                if new.node_name:
+                    q.assigned_pod_added(new)
+                elif new.scheduler_name in self.profiles:
+                    q.add(new)
+                else:
+                    self.ignored[new.key] = IgnoredPod(new.namespace, new.name,
+                                                       new.scheduler_name)
+            elif ev.type is EventType.MODIFIED:
+                if not old.node_name and new.node_name:  # bound
+                    q.delete(new)
+                    q.assigned_pod_added(new)
+                elif new.node_name:
+                    q.assigned_pod_updated(old, new)
+                elif new.scheduler_name in self.profiles:
+                    q.update(old, new)
+            else:
+                self.ignored.pop(old.key, None)
+                if old.node_name:
+                    q.delete_nominated_pod(old)
+                    q.assigned_pod_deleted(old)
+                else:
+                    q.delete(old)
+        elif kind == "Node":
+            if ev.type is EventType.ADDED:
+                q.move_all_to_active_or_backoff(ClusterEvent("Node", ActionType.ADD), None, ev.new)
+            elif ev.type is EventType.MODIFIED:
+                action = node_update_action(ev.old, ev.new)
+                if action:
+                    q.move_all_to_active_or_backoff(ClusterEvent("Node", action), ev.old, ev.new)
+            else:
+                q.move_all_to_active_or_backoff(ClusterEvent("Node", ActionType.DELETE),
+                                                ev.old, None)
+        else:
+            action = {EventType.ADDED: ActionType.ADD, EventType.DELETED: ActionType.DELETE}.get(
+                ev.type, ActionType.UPDATE)
+            q.move_all_to_active_or_backoff(ClusterEvent(kind, action), ev.old, ev.new)
+
+    # ------------------------------------------------------------------ the loop
+    def schedule_one(self) -> bool:
+        """Run one attempt. Returns False when activeQ is empty (nothing was done)."""
+        qpi = self.queue.pop()
+        if qpi is None:
+            return False
+        pod: Pod = qpi.pod
+        self.attempts_total += 1
+        fwk = self.profiles.get(pod.scheduler_name)
+        if fwk is None or pod.deletion_timestamp is not None or pod.node_name:
+            self.queue.done(pod.uid)
+            return True
+        rec = self.recorder.enabled
+        t0 = perf_counter() if rec else 0.0
+        state = CycleState()
+        record = CycleRecord(pod, qpi.attempts, fwk.profile_name) if self.record_cycles else None
+        result, status, diagnosis, nomination = self._scheduling_cycle(fwk, state, pod, record)
+        if result is not None:
+            status = self._binding_cycle(fwk, state, pod, result)
+        if record is not None:
+            record.status = status
+            self.cycles.append(record)
+        if status is None:
+            if rec:
+                now = perf_counter()
+                self.recorder.attempt(RESULT_SCHEDULED, fwk.profile_name, now - t0)
+                self.recorder.pod_scheduled(
+                    pod, qpi.attempts, self.clock.now() - qpi.initial_attempt_timestamp)
+            self.failures.pop(pod.key, None)
+            self.queue.done(pod.uid)
+            return True
+        if rec:
+            result_label = RESULT_UNSCHEDULABLE if status.is_rejected else RESULT_ERROR
+            self.recorder.attempt(result_label, fwk.profile_name, perf_counter() - t0)
+        self._handle_failure(fwk, qpi, status, diagnosis, nomination)
+        return True
+
+    def run_until_idle(self, *, max_attempts: int | None = None,
+                       advance_clock: bool = True) -> int:
+        """Schedule until nothing can make progress. With a FakeClock and ``advance_clock``, idle
+        waits for backoff are skipped in simulated time. Returns the number of attempts."""
+        attempts = 0
+        while max_attempts is None or attempts < max_attempts:
+            if self.schedule_one():
+                attempts += 1
+                continue
+            self.queue.tick()
+            if self.queue.active_count():
+                continue
+            if not (advance_clock and isinstance(self.clock, FakeClock)):
+                break
+            nxt = self.queue.next_event_time(include_leftover=False)
+            if nxt is None:
+                break
+            self.clock.set(max(nxt, self.clock.now()))
+            self.queue.tick()
+            if not self.queue.active_count():
+                break
+        return attempts
+
+    # ------------------------------------------------------------------ scheduling cycle
+    def _scheduling_cycle(
+        self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
+    ) -> tuple[str | None, Status | None, Diagnosis | None, PostFilterResult | None]:
+        table = self.cluster.table
+        n_all = table.num_nodes
+        if n_all == 0:
+            return None, Status.unresolvable(NO_NODES_AVAILABLE), Diagnosis(0), None
+        try:
+            feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, record)
+        except _CycleError as exc:
+            return None, exc.status, None, None
+        if len(feasible) == 0:
+            fit_error = FitError(pod.key, diagnosis)
+            nomination = None
+            if fwk.post_filter_plugins:
+                nomination, pf_status = fwk.run_post_filter(state, pod, diagnosis)
+                if pf_status.code == Code.ERROR:
+                    return None, pf_status, diagnosis, None
+                if pf_status.reasons and not pf_status.is_success:
+                    diagnosis.post_filter_msg = pf_status.message
+            status = Status(Code.UNSCHEDULABLE, (fit_error.message,))
+            return None, status, diagnosis, nomination
+        if len(feasible) == 1:
+            chosen = int(feasible[0])
+            if record is not None:
+                record.feasible = feasible
+                record.selected = chosen
+        else:
+            chosen_or_status = self._prioritize_and_select(fwk, state, pod, feasible, record)
+            if isinstance(chosen_or_status, Status):
+                return None, chosen_or_status, None, None
+            chosen = chosen_or_status
+        node_name = table.node(chosen).name
+        # assume, Reserve, Permit
+        self.cluster.assume(pod, node_name)
+        status = fwk.run_reserve(state, pod, node_name)
+        if status is None:
+            status, waits = fwk.run_permit(state, pod, node_name)
+            if status is None and waits:
+                status = Status.error("Permit Wait is not supported by the synchronous binder")
+        if status is not None:
+            fwk.run_unreserve(state, pod, node_name)
+            self.cluster.forget(pod)
+            d = Diagnosis(1)
+            if status.is_rejected and status.plugin:
+                d.unschedulable_plugins.add(status.plugin)
+            return None, status, d, None
+        return node_name, None, None, None
+
+    def _find_nodes_that_fit(
+        self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
+    ) -> tuple[np.ndarray, Diagnosis]:
+        table = self.cluster.table
+        n_all = table.num_nodes
+        diagnosis = Diagnosis(n_all)
+        pre_res, status, narrowing = fwk.run_pre_filter(state, pod, table)
+        if record is not None:
+            record.pre_filter_status = status
+            record.filter_plugins = fwk.filter_names
+        if status is not None:
+            if not status.is_rejected:
+                raise _CycleError(status)
+            diagnosis.absent_status = status
+            diagnosis.pre_filter_msg = status.message
+            if status.plugin:
+                (diagnosis.pending_plugins if status.code == Code.PENDING
+                 else diagnosis.unschedulable_plugins).add(status.plugin)
+            return np.zeros(0, dtype=np.int64), diagnosis
+        # nominated node fast path (set by an earlier preemption)
+        if pod.nominated_node_name:
+            slot = table.slot_of.get(pod.nominated_node_name)
+            if slot is not None and self.filter_one_node(fwk, state, pod, slot) is None:
+                return np.asarray([slot], dtype=np.int64), diagnosis
+        order = table.order()
+        identity = table.order_is_identity
+        if pre_res is not None and not pre_res.all_nodes:
+            assert pre_res.node_names is not None
+            wanted = [s for name in pre_res.node_names
+                      if (s := table.slot_of.get(name)) is not None]
+            position = np.empty(table.high, dtype=np.int64)
+            position[order] = np.arange(len(order))
+            cand = np.asarray(sorted(wanted, key=lambda s: position[s]), dtype=np.int64)
+            identity = False
+            diagnosis.absent_status = Status.unresolvable(
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
+            diagnosis.unschedulable_plugins.update(narrowing)
+        else:
+            cand = order
+        m = len(cand)
+        if not fwk.has_filter_plugins and not fwk.has_score_plugins:
+            k = 1
+        elif not fwk.has_score_plugins:
+            k = 1
+        else:
+            k = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, m)
+        if m == 0:
+            return np.zeros(0, dtype=np.int64), diagnosis
+        start = self.next_start_node_index % m
+        feasible_parts: list[np.ndarray] = []
+        failed_parts: list[tuple[np.ndarray, np.ndarray]] = []
+        found = 0
+        processed = 0
+        pos = 0
+        chunk = max(2 * k, 128)
+        nominated = self.queue.has_nominated_pods()
+        while pos < m and found < k:
+            end = min(pos + chunk, m)
+            a, b = start + pos, start + end
+            if identity and b <= m:
+                idx: Any = slice(a, b)
+                slots = None
+            elif b <= m:
+                idx = slots = cand[a:b]
+            elif a >= m:
+                idx = slots = cand[a - m:b - m]
+            else:
+                idx = slots = np.concatenate((cand[a:], cand[:b - m]))
+            width = end - pos
+            if fwk.has_filter_plugins:
+                mask, first_fail = fwk.run_filter(state, pod, table, idx, width)
+            else:
+                mask, first_fail = None, None
+            if slots is None:
+                slots = np.arange(a, b, dtype=np.int64)
+            if nominated:
+                mask, first_fail = self._apply_nominated(fwk, state, pod, slots, mask, first_fail)
+            if mask is None:
+                passing = np.arange(width)
+            else:
+                passing = np.flatnonzero(mask)
+            need = k - found
+            cut = width
+            if len(passing) >= need:
+                passing = passing[:need]
+                cut = int(passing[-1]) + 1
+            found += len(passing)
+            processed += cut
+            feasible_parts.append(slots[passing])
+            if first_fail is not None:
+                ff = first_fail[:cut]
+                bad = np.flatnonzero(ff >= 0)
+                if len(bad):
+                    failed_parts.append((slots[bad], ff[bad]))
+            if record is not None:
+                record.examined.append((slots[:cut], None if first_fail is None
+                                        else first_fail[:cut].copy()))
+            pos = end
+            chunk *= 2
+        self.next_start_node_index = (self.next_start_node_index + processed) % n_all
+        feasible = (feasible_parts[0] if len(feasible_parts) == 1
+                    else np.concatenate(feasible_parts))
+        if len(feasible) == 0 and failed_parts:
+            slots_failed = np.concatenate([s for s, _ in failed_parts])
+            ff_failed = np.concatenate([f for _, f in failed_parts])
+            status_index, statuses = fwk.explain_filter(state, pod, table, slots_failed, ff_failed)
+            diagnosis.slots = slots_failed
+            diagnosis.status_index = status_index
+            diagnosis.statuses = statuses
+            for s in statuses:
+                if s.plugin:
+                    (diagnosis.pending_plugins if s.code == Code.PENDING
+                     else diagnosis.unschedulable_plugins).add(s.plugin)
+        return feasible, diagnosis
+
+    def _apply_nominated(
+        self, fwk: Framework, state: CycleState, pod: Pod, slots: np.ndarray,
+        mask: np.ndarray | None, first_fail: np.ndarray | None,
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Pass 1 of RunFilterPluginsWithNominatedPods for nodes holding nominated pods of
+        equal or higher priority; such a node passes only if both passes pass."""
+        table = self.cluster.table
+        for node_name in self.queue.nominated_node_names():
+            slot = table.slot_of.get(node_name)
+            if slot is None:
+                continue
+            where = np.flatnonzero(slots == slot)
+            if not len(where):
+                continue
+            i = int(where[0])
+            if mask is not None and not mask[i]:
+                continue
+            status = self._filter_with_nominated_pass(fwk, state, pod, slot)
+            if status is not None:
+                if mask is None:
+                    mask = np.ones(len(slots), dtype=bool)
+                    first_fail = np.full(len(slots), -1, dtype=np.int16)
+                assert first_fail is not None
+                mask[i] = False
+                first_fail[i] = fwk.filter_names.index(status.plugin) \
+                    if status.plugin in fwk.filter_names else 0
+        return mask, first_fail
+
+    def _filter_with_nominated_pass(self, fwk: Framework, state: CycleState, pod: Pod,
+                                    slot: int) -> Status | None:
+        table = self.cluster.table
+        node_name = table.node(slot).name
+        others = [p for p in self.queue.nominated_pods_for_node(node_name)
+                  if p.uid != pod.uid and p.priority >= pod.priority and not p.node_name]
+        if not others:
+            return None
+        state2 = state.clone()
+        added = []
+        try:
+            for other in others:
+                table.add_pod(other, slot)
+                added.append(other)
+                fwk.run_add_pod_extensions(state2, pod, other, slot)
+            return self._filter_slot(fwk, state2, pod, slot)
+        finally:
+            for other in added:
+                table.remove_pod(other, slot)
+
+    def _filter_slot(self, fwk: Framework, state: CycleState, pod: Pod, slot: int
+                     ) -> Status | None:
+        table = self.cluster.table
+        idx = np.asarray([slot], dtype=np.int64)
+        mask, first_fail = fwk.run_filter(state, pod, table, idx, 1)
+        if mask is None or mask[0]:
+            return None
+        assert first_fail is not None
+        rid, statuses = fwk.explain_filter(state, pod, table, idx, first_fail)
+        return statuses[int(rid[0])]
+
+    def filter_one_node(self, fwk: Framework, state: CycleState, pod: Pod, slot: int
+                        ) -> Status | None:
+        """Both passes of RunFilterPluginsWithNominatedPods on one node (None = fits)."""
+        status = self._filter_with_nominated_pass(fwk, state, pod, slot)
+        if status is not None:
+            return status
+        return self._filter_slot(fwk, state, pod, slot)
+
+    def _prioritize_and_select(
+        self, fwk: Framework, state: CycleState, pod: Pod, feasible: np.ndarray,
+        record: CycleRecord | None,
+    ) -> int | Status:
+        table = self.cluster.table
+        n = len(feasible)
+        if not fwk.has_score_plugins:
+            total = np.ones(n, dtype=np.int64)
+        else:
+            status = fwk.run_pre_score(state, pod, table, feasible)
+            if status is not None:
+                return status
+            breakdown: list[ScoreBreakdown] | None = [] if record is not None else None
+            total, status = fwk.run_score(state, pod, table, feasible, n, breakdown=breakdown)
+            if status is not None:
+                return status
+            if record is not None and breakdown is not None:
+                record.scores = breakdown
+        best = total.max()
+        ties = np.flatnonzero(total == best)
+        pick = int(ties[0]) if len(ties) == 1 else int(ties[self.rng.integers(len(ties))])
+        chosen = int(feasible[pick])
+        if record is not None:
+            record.feasible = feasible
+            record.total = total
+            record.selected = chosen
+        return chosen
+
+    # ------------------------------------------------------------------ binding cycle
+    def _binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod, node: str
+                       ) -> Status | None:
+        status = fwk.run_pre_bind(state, pod, node)
+        if status is None:
+            status = fwk.run_bind(state, pod, node)
+        if status is not None:
+            fwk.run_unreserve(state, pod, node)
+            if pod.key in self.cluster.assumed:
+                self.cluster.forget(pod)
+            return status if status.code != Code.SUCCESS else None
+        fwk.run_post_bind(state, pod, node)
+        if pod.nominated_node_name:
+            pod.nominated_node_name = ""
+        self.queue.delete_nominated_pod(pod)
+        return None
+
+    # ------------------------------------------------------------------ failures
+    def _handle_failure(self, fwk: Framework, qpi: Any, status: Status,
+                        diagnosis: Diagnosis | None, nomination: PostFilterResult | None) -> None:
+        pod: Pod = qpi.pod
+        message = status.message
+        if diagnosis is not None and status.is_rejected:
+            qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(diagnosis.pending_plugins)
+            if status.code == Code.UNSCHEDULABLE and diagnosis.post_filter_msg and \
+                    not message.endswith(diagnosis.post_filter_msg + "."):
+                message = FitError(pod.key, diagnosis).message
+        else:
+            qpi.unschedulable_plugins = set()
+            qpi.pending_plugins = set()
+        self.failures[pod.key] = message
+        self.recorder.pod_unschedulable(pod, frozenset(qpi.unschedulable_plugins), message)
+        current = self.cluster.pods.get(pod.key)
+        if current is not pod or pod.node_name:
+            self.queue.done(pod.uid)
+            return
+        if nomination is not None and nomination.nominated_node_name:
+            pod.nominated_node_name = nomination.nominated_node_name
+            self.queue.add_nominated_pod(pod, nomination.nominated_node_name)
+        elif status.is_rejected and nomination is None and fwk.post_filter_plugins \
+                and pod.nominated_node_name and diagnosis is not None and diagnosis.post_filter_msg:
+            pod.nominated_node_name = ""
+            self.queue.delete_nominated_pod(pod)
+        self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
+
+    # ------------------------------------------------------------------ reporting
+    def pending_reasons(self) -> dict[str, str]:
+        """Pod key -> last failure message, for pods still not bound."""
+        return {k: v for k, v in self.failures.items()
+                if k in self.cluster.pods and not self.cluster.pods[k].node_name}
+
+
+class _CycleError(Exception):
+    def __init__(self, status: Status) -> None:
+        self.status = status
+        super().__init__(status.message)
+
+
+def node_update_action(old: Node, new: Node) -> int:
+    """The ActionType bits a node update carries (kube's nodeSchedulingPropertiesChange)."""
+    action = 0
+    if old.unschedulable != new.unschedulable or old.taints != new.taints:
+        action |= ActionType.UPDATE_NODE_TAINT
+    if old.allocatable != new.allocatable:
+        action |= ActionType.UPDATE_NODE_ALLOCATABLE
+    if old.labels != new.labels:
+        action |= ActionType.UPDATE_NODE_LABEL
+    return action

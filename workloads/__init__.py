@@ -1,0 +1,1 @@
+"""scheduler_perf-style workloads: config parsing, templates, ops and the runner."""
