@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.demo import run_scheduling_basic  # noqa: E402
+from bench.demo import run_scheduling_basic
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -84,6 +84,32 @@ class CycleRecord:
     status: Status | None = None
 
 
+class WaitingPod:
+    """A pod held at Permit until every waiting plugin allows it, one rejects, or time runs out."""
+
+    def __init__(self, pod: Pod, fwk: Framework, state: CycleState, node: str, qpi: Any,
+                 deadlines: dict[str, float], timeouts: dict[str, float]) -> None:
+        self.pod = pod
+        self.framework = fwk
+        self.state = state
+        self.node = node
+        self.qpi = qpi
+        self.deadlines = deadlines
+        self.timeouts = timeouts
+        self.rejection: Status | None = None
+
+    @property
+    def pending_plugins(self) -> list[str]:
+        return sorted(self.deadlines)
+
+    def allow(self, plugin: str) -> None:
+        self.deadlines.pop(plugin, None)
+
+    def reject(self, plugin: str, message: str) -> None:
+        if self.rejection is None:
+            self.rejection = Status(Code.UNSCHEDULABLE, (message,), plugin)
+
+
 class _Handle:
     """The framework handle plugins receive: read access to cluster state, plus bind."""
 
@@ -120,6 +146,12 @@ class _Handle:
 
     def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
         return self._s.queue.nominated_pods_for_node(node_name)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self._s.waiting.get(uid)
+
+    def waiting_pods(self) -> list[WaitingPod]:
+        return list(self._s.waiting.values())
 
     def run_filter_with_nominated(self, framework: Framework, state: CycleState, pod: Pod,
                                   slot: int) -> Status | None:
@@ -175,6 +207,7 @@ class Scheduler:
         self.attempts_total = 0
         self.record_cycles = record_cycles
         self.cycles: list[CycleRecord] = []
+        self.waiting: dict[str, WaitingPod] = {}
         cluster.subscribe(self._on_event)
         if reject_unknown_scheduler:
             cluster.admission_hooks.append(self._admit)
@@ -243,6 +276,8 @@ class Scheduler:
     # ------------------------------------------------------------------ the loop
     def schedule_one(self) -> bool:
         """Run one attempt. Returns False when activeQ is empty (nothing was done)."""
+        if self.waiting:
+            self._process_waiting()
         qpi = self.queue.pop()
         if qpi is None:
             return False
@@ -257,6 +292,12 @@ class Scheduler:
         state = CycleState()
         record = CycleRecord(pod, qpi.attempts, fwk.profile_name) if self.record_cycles else None
         result, status, diagnosis, nomination = self._scheduling_cycle(fwk, state, pod, record)
+        if isinstance(result, WaitingPod):
+            result.qpi = qpi
+            self.waiting[pod.uid] = result
+            if record is not None:
+                self.cycles.append(record)
+            return True
         if result is not None:
             status = self._binding_cycle(fwk, state, pod, result)
         if record is not None:
@@ -287,23 +328,28 @@ class Scheduler:
                 attempts += 1
                 continue
             self.queue.tick()
+            if self.waiting:
+                self._process_waiting()
             if self.queue.active_count():
                 continue
             if not (advance_clock and isinstance(self.clock, FakeClock)):
                 break
-            nxt = self.queue.next_event_time(include_leftover=False)
+            nxt = self.next_wakeup()
             if nxt is None:
                 break
             self.clock.set(max(nxt, self.clock.now()))
             self.queue.tick()
-            if not self.queue.active_count():
+            if self.waiting:
+                self._process_waiting()
+            if not self.queue.active_count() and not self.waiting:
                 break
         return attempts
 
     # ------------------------------------------------------------------ scheduling cycle
     def _scheduling_cycle(
         self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
-    ) -> tuple[str | None, Status | None, Diagnosis | None, PostFilterResult | None]:
+    ) -> tuple[str | WaitingPod | None, Status | None, Diagnosis | None,
+               PostFilterResult | None]:
         table = self.cluster.table
         n_all = table.num_nodes
         if n_all == 0:
@@ -340,7 +386,10 @@ class Scheduler:
         if status is None:
             status, waits = fwk.run_permit(state, pod, node_name)
             if status is None and waits:
-                status = Status.error("Permit Wait is not supported by the synchronous binder")
+                now = self.clock.now()
+                deadlines = {name: now + t for name, t in waits.items()}
+                return WaitingPod(pod, fwk, state, node_name, None, deadlines, waits), \
+                    None, None, None
         if status is not None:
             fwk.run_unreserve(state, pod, node_name)
             self.cluster.forget(pod)
@@ -390,9 +439,7 @@ class Scheduler:
         else:
             cand = order
         m = len(cand)
-        if not fwk.has_filter_plugins and not fwk.has_score_plugins:
-            k = 1
-        elif not fwk.has_score_plugins:
+        if (not fwk.has_filter_plugins and not fwk.has_score_plugins) or not fwk.has_score_plugins:
             k = 1
         else:
             k = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, m)
@@ -560,6 +607,46 @@ class Scheduler:
             record.selected = chosen
         return chosen
 
+    # ------------------------------------------------------------------ Permit waits
+    def _process_waiting(self) -> None:
+        """Finish waiting pods that were allowed, rejected or timed out (WaitOnPermit)."""
+        now = self.clock.now()
+        for uid, wp in list(self.waiting.items()):
+            status = wp.rejection
+            if status is None and wp.deadlines:
+                expired = sorted(n for n, d in wp.deadlines.items() if d <= now)
+                if not expired:
+                    continue
+                name = expired[0]
+                status = Status(Code.UNSCHEDULABLE, (
+                    f"rejected due to timeout after waiting {_seconds(wp.timeouts[name])} "
+                    f"at plugin {name}",), name)
+            del self.waiting[uid]
+            pod, fwk = wp.pod, wp.framework
+            if status is None:
+                status = self._binding_cycle(fwk, wp.state, pod, wp.node)
+                if status is None:
+                    self.failures.pop(pod.key, None)
+                    self.queue.done(pod.uid)
+                    continue
+            else:
+                fwk.run_unreserve(wp.state, pod, wp.node)
+                if pod.key in self.cluster.assumed:
+                    self.cluster.forget(pod)
+            d = Diagnosis(1)
+            if status.is_rejected and status.plugin:
+                d.unschedulable_plugins.add(status.plugin)
+            self._handle_failure(fwk, wp.qpi, status, d, None)
+
+    def next_wakeup(self) -> float | None:
+        """The earliest simulated time at which something can progress (backoff expiry or a
+        Permit timeout), or None."""
+        times = [d for wp in self.waiting.values() for d in wp.deadlines.values()]
+        nxt = self.queue.next_event_time(include_leftover=False, include_errors=False)
+        if nxt is not None:
+            times.append(nxt)
+        return min(times) if times else None
+
     # ------------------------------------------------------------------ binding cycle
     def _binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod, node: str
                        ) -> Status | None:
@@ -600,8 +687,9 @@ class Scheduler:
         if nomination is not None and nomination.nominated_node_name:
             pod.nominated_node_name = nomination.nominated_node_name
             self.queue.add_nominated_pod(pod, nomination.nominated_node_name)
-        elif status.is_rejected and nomination is None and fwk.post_filter_plugins \
-                and pod.nominated_node_name and diagnosis is not None and diagnosis.post_filter_msg:
+        elif (status.is_rejected and nomination is None and fwk.post_filter_plugins
+              and pod.nominated_node_name and diagnosis is not None
+              and diagnosis.post_filter_msg):
             pod.nominated_node_name = ""
             self.queue.delete_nominated_pod(pod)
         self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
@@ -617,6 +705,11 @@ class _CycleError(Exception):
     def __init__(self, status: Status) -> None:
         self.status = status
         super().__init__(status.message)
+
+
+def _seconds(value: float) -> str:
+    """Go's time.Duration formatting for whole and fractional seconds ("10s", "1.5s")."""
+    return f"{value:g}s"
 
 
 def node_update_action(old: Node, new: Node) -> int:

@@ -148,7 +148,8 @@ class CycleState:
         try:
             return self._data[key]
         except KeyError:
-            raise KeyError(f"cycle state has no {key!r}: did its PreFilter/PreScore run?") from None
+            raise KeyError(
+                f"cycle state has no {key!r}: did its PreFilter/PreScore run?") from None
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._data.get(key, default)
@@ -202,7 +203,8 @@ class ActionType:
     UPDATE_POD_TOLERATION = 1 << 9
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1 << 10
     UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1 << 11
-    UPDATE = (UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT
+    UPDATE_POD_OTHER = 1 << 12  # any other pod change (kube's updatePodOther)
+    UPDATE = (UPDATE_POD_OTHER | UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT
               | UPDATE_NODE_CONDITION | UPDATE_NODE_ANNOTATION | UPDATE_POD_LABEL
               | UPDATE_POD_SCALE_DOWN | UPDATE_POD_TOLERATION
               | UPDATE_POD_SCHEDULING_GATES_ELIMINATED | UPDATE_POD_GENERATED_RESOURCE_CLAIM)

@@ -15,8 +15,13 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from scheduler_core.api.pod import Pod
 
-__all__ = ["MetricsRecorder", "NoopRecorder", "RESULT_ERROR", "RESULT_SCHEDULED",
-           "RESULT_UNSCHEDULABLE"]
+__all__ = [
+    "RESULT_ERROR",
+    "RESULT_SCHEDULED",
+    "RESULT_UNSCHEDULABLE",
+    "MetricsRecorder",
+    "NoopRecorder",
+]
 
 RESULT_SCHEDULED = "scheduled"
 RESULT_UNSCHEDULABLE = "unschedulable"

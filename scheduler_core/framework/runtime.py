@@ -182,7 +182,8 @@ class Framework:
                     if len(narrowing) == 1:
                         msg = f"node(s) didn't satisfy plugin {narrowing[0]}"
                     else:
-                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously"
+                        msg = (f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] "
+                               "simultaneously")
                     final = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), narrowing[0])
                     break
         if final is None:
@@ -266,7 +267,8 @@ class Framework:
         final = Status(Code.UNSCHEDULABLE)
         for p in self.post_filter_plugins:
             if rec:
-                r, s = self._timed("PostFilter", p, lambda p=p: p.post_filter(state, pod, diagnosis))
+                r, s = self._timed("PostFilter", p,
+                                   lambda p=p: p.post_filter(state, pod, diagnosis))
             else:
                 r, s = p.post_filter(state, pod, diagnosis)
             if s.code in (Code.SUCCESS, Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
@@ -284,7 +286,8 @@ class Framework:
         return result, final
 
     # ------------------------------------------------------------------ PreScore / Score
-    def run_pre_score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> Status | None:
+    def run_pre_score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any
+                      ) -> Status | None:
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
         final: Status | None = None

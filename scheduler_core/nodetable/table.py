@@ -20,6 +20,7 @@ them with ``register_column`` so that growth and slot clearing apply to them too
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -112,7 +113,8 @@ class NodeTable:
         self.requested[name] = self._new_column(np.int64)
 
     def register_column(self, name: str, dtype: Any, fill: Any = 0) -> np.ndarray:
-        """A per-slot column kept by an index; grows with the table and is reset on node removal."""
+        """A per-slot column kept by an index; it grows with the table and is reset when its
+        node is removed."""
         if name not in self._extra:
             self._extra[name] = (self._new_column(dtype, fill), fill)
         return self._extra[name][0]
@@ -220,10 +222,8 @@ class NodeTable:
             return cached[1]
         out = np.full(len(values) + 1, np.nan)  # last entry serves code -1 (absent)
         for i, v in enumerate(values):
-            try:
+            with contextlib.suppress(ValueError):
                 out[i] = float(int(v))
-            except ValueError:
-                pass
         self._numeric_cache[key] = (len(values), out)
         return out
 

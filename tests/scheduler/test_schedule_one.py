@@ -37,8 +37,8 @@ def test_schedules_every_pod_and_respects_capacity(make_scheduler):
 
 
 def test_fit_error_message_sorts_reasons_and_counts(make_scheduler):
-    ns = nodes(2, cpu="1") + [make_node("tainted").alloc(cpu="8", memory="32Gi", pods=110)
-                               .taint("dedicated", "infra").obj()]
+    tainted = make_node("tainted").alloc(cpu="8", memory="32Gi", pods=110)
+    ns = [*nodes(2, cpu="1"), tainted.taint("dedicated", "infra").obj()]
     cluster, sched = make_scheduler(ns)
     cluster.add_pod(make_pod("big").req(cpu="2").obj())
     sched.run_until_idle()
@@ -212,3 +212,63 @@ def test_backoff_is_simulated_not_slept(make_scheduler):
     sched.run_until_idle()
     assert cluster.pods["default/big"].node_name == "large"
     assert sched.clock.now() - start <= 1.0 + 1e-9
+
+
+class _WaitPermit:
+    """A Permit plugin that holds every pod for ``timeout`` seconds."""
+
+    name = "HoldAtPermit"
+    timeout = 30.0
+
+    def __init__(self, args=None, handle=None, *, args_path=""):
+        self.handle = handle
+
+    def permit(self, state, pod, node_name):
+        from scheduler_core.framework.interface import Code, Status
+        return Status(Code.WAIT), self.timeout
+
+
+def _permit_config(monkeypatch):
+    import sys
+    import types
+    mod = types.ModuleType("schedperf_test_permit")
+    mod.HoldAtPermit = _WaitPermit
+    monkeypatch.setitem(sys.modules, "schedperf_test_permit", mod)
+    return {"pluginRegistry": {"HoldAtPermit": "schedperf_test_permit:HoldAtPermit"},
+            "profiles": [{"plugins": {"permit": {"enabled": [{"name": "HoldAtPermit"}]}}}]}
+
+
+def test_permit_wait_then_allow_binds(make_scheduler, monkeypatch):
+    cluster, sched = make_scheduler(nodes(2), config=_permit_config(monkeypatch))
+    cluster.add_pod(make_pod("p").req(cpu="100m").obj())
+    sched.schedule_one()
+    pod = cluster.pods["default/p"]
+    assert pod.key in cluster.assumed and pod.uid in sched.waiting
+    sched.handle.get_waiting_pod(pod.uid).allow("HoldAtPermit")
+    sched.run_until_idle()
+    assert pod.node_name and pod.key not in cluster.assumed
+    assert cluster.bind_count == 1
+
+
+def test_permit_wait_times_out_in_simulated_time(make_scheduler, monkeypatch):
+    cluster, sched = make_scheduler(nodes(1), config=_permit_config(monkeypatch))
+    cluster.add_pod(make_pod("p").req(cpu="100m").obj())
+    sched.run_until_idle()
+    pod = cluster.pods["default/p"]
+    assert not pod.node_name
+    assert sched.clock.now() == 30.0
+    assert sched.queue.where(pod.uid) == "unschedulable"
+    assert sched.failures["default/p"] == (
+        "rejected due to timeout after waiting 30s at plugin HoldAtPermit")
+    assert cluster.table.pod_count.sum() == 0  # forgotten, resources released
+
+
+def test_permit_reject_requeues(make_scheduler, monkeypatch):
+    cluster, sched = make_scheduler(nodes(1), config=_permit_config(monkeypatch))
+    cluster.add_pod(make_pod("p").req(cpu="100m").obj())
+    sched.schedule_one()
+    pod = cluster.pods["default/p"]
+    sched.handle.get_waiting_pod(pod.uid).reject("HoldAtPermit", "not now")
+    sched.schedule_one()
+    assert sched.failures["default/p"] == "not now"
+    assert sched.queue.where(pod.uid) in ("unschedulable", "backoff", "active")
