@@ -147,6 +147,13 @@ class _Handle:
     def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
         return self._s.queue.nominated_pods_for_node(node_name)
 
+    def framework_for(self, pod: Pod) -> Framework | None:
+        return self._s.profiles.get(pod.scheduler_name)
+
+    @property
+    def clock(self) -> Clock:
+        return self._s.clock
+
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self._s.waiting.get(uid)
 

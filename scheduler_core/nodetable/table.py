@@ -103,6 +103,7 @@ class NodeTable:
         self._order_dirty = False
         self.version = 0  # bumped on every node-level change (labels, taints, add/remove)
         self.memo: dict[Any, Any] = {}  # derived lookups keyed by their inputs (see matching)
+        self.indexes: dict[str, Any] = {}  # incremental pod indexes, created on first use
 
     # ------------------------------------------------------------------ capacity & columns
     def _new_column(self, dtype: Any, fill: Any = 0) -> np.ndarray:

@@ -28,7 +28,8 @@ class _VolumePlaceholder:
     def __init__(self, args: dict[str, Any] | None = None, handle: Any = None, *,
                  args_path: str = "") -> None:
         if args:
-            allowed = {"bindTimeoutSeconds", "shape"} if self.name == names.VOLUME_BINDING else set()
+            binding = self.name == names.VOLUME_BINDING
+            allowed = {"bindTimeoutSeconds", "shape"} if binding else set()
             for key in args:
                 if key not in allowed:
                     raise ConfigError("unknown field", field=f"{args_path}.{key}")
