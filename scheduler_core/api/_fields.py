@@ -32,7 +32,8 @@ class Fields:
 
     # -- structure -------------------------------------------------------------------------
     def field(self, key: str) -> str:
-        return f"{self.path}.{key}" if self.path else key
+        # str(): YAML can give non-string keys ({1: x}) and messages are joined as text
+        return f"{self.path}.{key}" if self.path else str(key)
 
     def error(self, key: str, problem: str) -> ManifestError:
         return ManifestError(problem, field=self.field(key), obj=self.obj)
@@ -86,7 +87,9 @@ class Fields:
             raise self.error(key, f"expected a string, got {_kind(value)}")
         return value
 
-    def int(self, key: str, default: int | None = None, *, minimum: int | None = None) -> int | None:
+    def int(
+        self, key: str, default: int | None = None, *, minimum: int | None = None
+    ) -> int | None:
         value = self._data.get(key)
         if value is None:
             return default
@@ -155,14 +158,17 @@ class Fields:
             raise self.error(key, f"expected a mapping of quantities, got {_kind(value)}")
         out: dict[str, Quantity] = {}
         for name, raw in value.items():
+            if not isinstance(name, str):
+                raise self.error(key, f"expected resource names as keys, got {_kind(name)}")
             field = f"{self.field(key)}.{name}"
             try:
                 q = parse_quantity(raw)
             except ValueError as exc:
                 raise ManifestError(str(exc), field=field, obj=self.obj) from None
             if q.exact < 0:
-                raise ManifestError(f'must be non-negative, got "{raw}"', field=field, obj=self.obj)
-            out[str(name)] = q
+                raise ManifestError(f'must be non-negative, got "{raw}"', field=field,
+                                    obj=self.obj)
+            out[name] = q
         return out
 
 
@@ -184,11 +190,16 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def object_key(data: Any, default_namespace: str | None = None) -> str:
-    """``namespace/name`` (or ``name``) of a manifest, as well as can be read, for messages."""
+def object_key(data: Any, default_namespace: str | None = None, *,
+               cluster_scoped: bool = False) -> str:
+    """``namespace/name`` (or ``name``) of a manifest, as well as can be read, for messages.
+
+    A cluster-scoped object (Node, Namespace, PriorityClass) is named without a namespace even
+    when its metadata has one (the API server drops it).
+    """
     meta = data.get("metadata") if isinstance(data, dict) else None
     if not isinstance(meta, dict):
         meta = {}
     name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-    ns = meta.get("namespace") or default_namespace
+    ns = None if cluster_scoped else (meta.get("namespace") or default_namespace)
     return f"{ns}/{name}" if ns else str(name)

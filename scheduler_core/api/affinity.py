@@ -147,7 +147,8 @@ class TopologySpreadConstraint:
             if min_domains < 1:
                 raise f.error("minDomains", f"must be greater than zero, got {min_domains}")
             if when != "DoNotSchedule":
-                raise f.error("minDomains", "can only be set when whenUnsatisfiable is DoNotSchedule")
+                raise f.error("minDomains",
+                              "can only be set when whenUnsatisfiable is DoNotSchedule")
         policies = []
         for name in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
             v = f.str(name) or None

@@ -44,6 +44,7 @@ def parse_object(data: Any, *, source: str | None = None) -> ApiObject:
         if kind in UNMODELLED_KINDS:
             raise UnsupportedKindError(f"kind {kind} is not modelled by scheduler_core",
                                        field="kind", source=source)
-        raise ManifestError(f"unknown kind {kind!r} (expected one of: {', '.join(MODELLED_KINDS)})",
-                            field="kind", source=source)
+        raise ManifestError(
+            f"unknown kind {kind!r} (expected one of: {', '.join(MODELLED_KINDS)})",
+            field="kind", source=source)
     return parser(data, source=source)

@@ -55,7 +55,7 @@ class Node:
 def _parse_node(data: Any) -> Node:
     if not isinstance(data, dict):
         raise ManifestError("expected a mapping for a Node manifest", obj="node")
-    root = Fields(data, "", "node " + object_key(data))
+    root = Fields(data, "", "node " + object_key(data, cluster_scoped=True))
     root.check_keys(("apiVersion", "kind", "metadata", "spec", "status"))
     kind = root.str("kind", "Node")
     if kind != "Node":
@@ -69,8 +69,10 @@ def _parse_node(data: Any) -> Node:
     spec.check_keys(("taints", "unschedulable"), _SPEC_IGNORED)
     status = root.sub("status")
     status.check_keys(("allocatable", "capacity", "images"), _STATUS_IGNORED)
-    allocatable = canonical_map(status.quantity_map("capacity"))
-    allocatable.update(canonical_map(status.quantity_map("allocatable")))
+    # SetDefaults_NodeStatus: allocatable is copied from capacity only when absent altogether
+    capacity = canonical_map(status.quantity_map("capacity"))
+    allocatable = (canonical_map(status.quantity_map("allocatable"))
+                   if status.has("allocatable") else capacity)
     images = []
     for _, img in status.items("images"):
         img.check_keys(("names", "sizeBytes"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,18 +15,22 @@ __all__ = ["Namespace", "PodDisruptionBudget", "PriorityClass", "Service"]
 _META_IGNORED = ("creationTimestamp", "finalizers", "resourceVersion", "generation",
                  "managedFields", "ownerReferences", "deletionTimestamp", "selfLink",
                  "generateName")
+_PERCENT = re.compile(r"([0-9]+)%")
 
 
 def _root(data: Any, kind: str, *, namespaced: bool) -> tuple[Fields, Fields, str, str]:
     if not isinstance(data, dict):
         raise ManifestError(f"expected a mapping for a {kind} manifest", obj=kind.lower())
-    root = Fields(data, "", f"{kind.lower()} {object_key(data, 'default' if namespaced else None)}")
+    key = object_key(data, "default", cluster_scoped=not namespaced)
+    root = Fields(data, "", f"{kind.lower()} {key}")
     got = root.str("kind", kind)
     if got != kind:
         raise root.error("kind", f'expected "{kind}", got "{got}"')
     meta = root.sub("metadata")
-    meta.check_keys(("name", "namespace", "labels", "uid", "annotations") if namespaced
-                    else ("name", "labels", "uid", "annotations"), _META_IGNORED)
+    if namespaced:
+        meta.check_keys(("name", "namespace", "labels", "uid", "annotations"), _META_IGNORED)
+    else:  # the API server drops metadata.namespace of a cluster-scoped object
+        meta.check_keys(("name", "labels", "uid", "annotations"), (*_META_IGNORED, "namespace"))
     name = meta.str("name", required=True)
     if not name:
         raise meta.error("name", "must be non-empty")
@@ -102,20 +107,27 @@ class PodDisruptionBudget:
                 values.append(None)
             elif isinstance(raw, bool) or not isinstance(raw, (int, str)):
                 raise spec.error(key, "expected an integer or a percentage string")
-            elif isinstance(raw, str) and not (raw.endswith("%") and raw[:-1].isdigit()):
-                raise spec.error(key, f'expected an integer or a percentage like "50%", got "{raw}"')
+            elif isinstance(raw, str) and (m := _PERCENT.fullmatch(raw)) is None:
+                raise spec.error(key, 'expected an integer or a percentage like "50%", '
+                                 f'got "{raw}"')
+            elif isinstance(raw, str) and int(m.group(1)) > 100:
+                raise spec.error(key, f'must not be greater than 100%, got "{raw}"')
             elif isinstance(raw, int) and raw < 0:
                 raise spec.error(key, f"must be >= 0, got {raw}")
             else:
                 values.append(raw)
         if values[0] is not None and values[1] is not None:
             raise spec.error("maxUnavailable", "minAvailable and maxUnavailable are exclusive")
-        selector = LabelSelector.from_fields(spec.sub("selector")) if spec.has("selector") else None
+        selector = (LabelSelector.from_fields(spec.sub("selector")) if spec.has("selector")
+                    else None)
         status = root.sub("status")
         status.check_keys(("disruptedPods",), ("disruptionsAllowed", "currentHealthy",
                                                "desiredHealthy", "expectedPods",
                                                "observedGeneration", "conditions"))
+        # disruptedPods is a map of pod name -> eviction time; only the names matter here
         disrupted = status.raw("disruptedPods") or {}
+        if not isinstance(disrupted, dict) or not all(isinstance(k, str) for k in disrupted):
+            raise status.error("disruptedPods", "expected a mapping of pod names to times")
         return cls(name, namespace, selector, values[0], values[1], frozenset(disrupted))
 
     from_manifest = _locate(_parse)

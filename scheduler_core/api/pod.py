@@ -5,6 +5,7 @@ per-object metadata and status, so pods from one template are cheap to stamp out
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from scheduler_core.api._fields import Fields, object_key
@@ -95,7 +96,10 @@ class PodSpec:
         cpu, mem = non_zero_requests(regular, inits, self.overhead)
         object.__setattr__(self, "non_zero_cpu", cpu)
         object.__setattr__(self, "non_zero_memory", mem)
-        ports = tuple(p for c in self.containers + self.init_containers for p in c.host_ports)
+        # schedutil.GetHostPorts: sidecars (they run for the pod's lifetime), then containers;
+        # a plain init container has exited before the pod runs and holds no port
+        ports = tuple(p for c in self.init_containers if c.sidecar for p in c.host_ports) + tuple(
+            p for c in self.containers for p in c.host_ports)
         object.__setattr__(self, "host_ports", ports)
         images = tuple(_normalize_image(c.image) for c in self.init_containers + self.containers
                        if c.image)
@@ -213,9 +217,29 @@ def _parse_pod(data: Any, default_namespace: str) -> Pod:
         name, namespace, spec=spec, labels=labels, uid=meta.str("uid"),
         owner_references=tuple(owners), annotations=annotations,
         nominated_node_name=status.str("nominatedNodeName"),
+        start_time=_timestamp(status, "startTime"),
         deletion_timestamp=0.0 if meta.has("deletionTimestamp") else None,
         warnings=tuple(root.warnings),
     )
+
+
+def _timestamp(f: Fields, key: str) -> float | None:
+    """An RFC 3339 time (``2024-05-01T10:00:00Z``) as seconds since the epoch."""
+    raw = f.raw(key)
+    if raw is None:
+        return None
+    if isinstance(raw, datetime):  # YAML parses unquoted timestamps itself
+        value = raw if raw.tzinfo else raw.replace(tzinfo=UTC)
+        return value.timestamp()
+    text = f.str(key)
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise f.error(key, f'expected an RFC 3339 time like "2024-05-01T10:00:00Z", '
+                      f'got "{text}"') from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.timestamp()
 
 
 def parse_pod_spec(spec: Fields) -> PodSpec:
@@ -272,11 +296,10 @@ def parse_pod_spec(spec: Fields) -> PodSpec:
 def _container(c: Fields, *, init: bool) -> Container:
     c.check_keys(_CONTAINER_MODELLED, _CONTAINER_IGNORED)
     res = c.sub("resources")
-    res.check_keys(("requests",), ("limits", "claims"))
-    requests = canonical_map(res.quantity_map("requests"))
-    if not res.has("requests") and res.has("limits"):
-        # the API server defaults requests to limits when only limits are given
-        requests = canonical_map(res.quantity_map("limits"))
+    res.check_keys(("requests", "limits"), ("claims",))
+    # SetDefaults_Pod: a resource with a limit but no request gets the limit as its request
+    requests = canonical_map(res.quantity_map("limits"))
+    requests.update(canonical_map(res.quantity_map("requests")))
     ports = []
     for _, p in c.items("ports"):
         p.check_keys(("containerPort", "hostPort", "hostIP", "protocol", "name"))

@@ -33,9 +33,11 @@ _DECIMAL = {
     "P": Fraction(10**15),
     "E": Fraction(10**18),
 }
-_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
+# ASCII digits only: Go's parser accepts '0'-'9'; Python's \d also takes non-ASCII digits.
+_NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
 _RE = re.compile(
-    rf"^(?P<num>{_NUMBER})(?:(?P<bin>Ki|Mi|Gi|Ti|Pi|Ei)|[eE](?P<exp>[+-]?\d+)|(?P<dec>[mkMGTPE]?))$"
+    rf"^(?P<num>{_NUMBER})"
+    r"(?:(?P<bin>Ki|Mi|Gi|Ti|Pi|Ei)|[eE](?P<exp>[+-]?[0-9]+)|(?P<dec>[mkMGTPE]?))$"
 )
 _MAX_EXPONENT = 1000  # guards against "1e999999999" eating memory
 

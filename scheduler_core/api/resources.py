@@ -96,8 +96,8 @@ def non_zero_requests(
 
     def nz(r: Mapping[str, int]) -> dict[str, int]:
         return {
-            CPU: r[CPU] if CPU in r else DEFAULT_MILLI_CPU_REQUEST,
-            MEMORY: r[MEMORY] if MEMORY in r else DEFAULT_MEMORY_REQUEST,
+            CPU: r.get(CPU, DEFAULT_MILLI_CPU_REQUEST),
+            MEMORY: r.get(MEMORY, DEFAULT_MEMORY_REQUEST),
         }
 
     total = effective_requests(

@@ -6,6 +6,7 @@ versions that run over the node table live in ``scheduler_core.nodetable.matchin
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,11 +21,26 @@ __all__ = [
     "NodeSelectorTerm",
     "Taint",
     "Toleration",
+    "parse_int64",
 ]
 
 _LABEL_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
 _NODE_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_INT64_RE = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def parse_int64(text: str) -> int | None:
+    """``strconv.ParseInt(text, 10, 64)``: ASCII digits with an optional sign, within int64.
+
+    None when Go would fail. Python's ``int()`` is looser (it takes " 5", "1_000", and
+    non-ASCII digits).
+    """
+    if not _INT64_RE.fullmatch(text):
+        return None
+    value = int(text)
+    return value if _INT64_MIN <= value <= _INT64_MAX else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,18 +72,16 @@ class LabelSelector:
         return not self.requirements
 
     def matches(self, labels: dict[str, str]) -> bool:
-        for r in self.requirements:
-            if not r.matches(labels):
-                return False
-        return True
+        return all(r.matches(labels) for r in self.requirements)
 
     @classmethod
     def from_fields(cls, f: Fields) -> LabelSelector:
         f.check_keys(("matchLabels", "matchExpressions"))
         reqs = [
-            LabelRequirement(k, "In", frozenset((v,))) for k, v in sorted(f.str_map("matchLabels").items())
+            LabelRequirement(k, "In", frozenset((v,)))
+            for k, v in sorted(f.str_map("matchLabels").items())
         ]
-        for path, e in f.items("matchExpressions"):
+        for _, e in f.items("matchExpressions"):
             e.check_keys(("key", "operator", "values"))
             key = e.str("key", required=True)
             op = e.str("operator", required=True)
@@ -108,11 +122,10 @@ class NodeSelectorRequirement:
         if op == "DoesNotExist":
             return self.key not in labels
         v = labels.get(self.key)
-        if v is None:
+        if v is None or len(self.values) != 1:
             return False
-        try:
-            lhs, rhs = int(v), int(self.values[0])
-        except ValueError:
+        lhs, rhs = parse_int64(v), parse_int64(self.values[0])
+        if lhs is None or rhs is None:
             return False
         return lhs > rhs if op == "Gt" else lhs < rhs
 
@@ -134,10 +147,7 @@ class NodeSelectorTerm:
         for r in self.expressions:
             if not r.matches(labels):
                 return False
-        for r in self.fields:
-            if (node_name in r.values) != (r.op == "In"):
-                return False
-        return True
+        return all((node_name in r.values) == (r.op == "In") for r in self.fields)
 
     def name_set(self) -> frozenset[str] | None:
         """The node names this term admits through matchFields ``In``, or None if not narrowed."""
@@ -179,10 +189,9 @@ def _node_req(e: Fields) -> NodeSelectorRequirement:
     if op in ("Gt", "Lt"):
         if len(values) != 1:
             raise e.error("values", f"must have exactly one value for operator {op}")
-        try:
-            int(values[0])
-        except ValueError:
-            raise e.error("values", f'must be an integer for operator {op}, got "{values[0]}"') from None
+        if parse_int64(values[0]) is None:
+            raise e.error("values", f"must be an integer for operator {op}, "
+                          f'got "{values[0]}"')
     return NodeSelectorRequirement(key, op, tuple(values))
 
 

@@ -16,6 +16,7 @@ from scheduler_core.api.selectors import (
     NodeSelectorTerm,
     Taint,
     Toleration,
+    parse_int64,
 )
 from scheduler_core.nodetable.table import NodeTable
 
@@ -60,11 +61,14 @@ def match_requirement(table: NodeTable, r: NodeSelectorRequirement, idx: Any) ->
         else:
             hit = np.isin(codes, np.asarray(wanted, dtype=np.int32))
         return hit if op == "In" else ~hit
-    numeric = table.numeric_values(r.key)
-    vals = numeric[codes]  # code -1 reads the trailing NaN
-    bound = float(int(r.values[0]))
-    with np.errstate(invalid="ignore"):
-        return vals > bound if op == "Gt" else vals < bound
+    ints, ok = table.numeric_values(r.key)
+    bound = parse_int64(r.values[0]) if r.values else None
+    if bound is None:
+        return np.zeros(len(codes), dtype=bool)
+    vals = ints[codes]  # code -1 reads the trailing "does not parse" entry
+    hit = vals > bound if op == "Gt" else vals < bound
+    hit &= ok[codes]
+    return hit
 
 
 def _slots_of(table: NodeTable, idx: Any) -> np.ndarray:

@@ -20,7 +20,6 @@ them with ``register_column`` so that growth and slot clearing apply to them too
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -30,7 +29,7 @@ from scheduler_core.api.node import Node
 from scheduler_core.api.pod import HostPort, Pod
 from scheduler_core.api.quantity import INT64_MAX
 from scheduler_core.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
-from scheduler_core.api.selectors import Taint
+from scheduler_core.api.selectors import Taint, parse_int64
 
 __all__ = ["ZONE_LABEL", "NodeTable", "zone_key"]
 
@@ -81,7 +80,7 @@ class NodeTable:
         self.label_codes: dict[str, np.ndarray] = {}
         self.label_vocab: dict[str, dict[str, int]] = {}
         self.label_values: dict[str, list[str]] = {}
-        self._numeric_cache: dict[str, tuple[int, np.ndarray]] = {}
+        self._numeric_cache: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
         # taints: per node an id into taint_sets (0 = no taints)
         self.taint_set_id = np.zeros(self.capacity, dtype=np.int32)
         self.taint_sets: list[tuple[Taint, ...]] = [()]
@@ -215,18 +214,23 @@ class NodeTable:
             return -2
         return vocab.get(value, -2)
 
-    def numeric_values(self, key: str) -> np.ndarray:
-        """Per code, the label value parsed as an integer (as float64), NaN when not numeric."""
+    def numeric_values(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per label code of ``key``: the value parsed as int64 (Go's strconv.ParseInt) and
+        whether it parsed. Both arrays have one extra trailing entry, read by code -1 (absent),
+        which never parses."""
         values = self.label_values.get(key, [])
         cached = self._numeric_cache.get(key)
         if cached is not None and cached[0] == len(values):
-            return cached[1]
-        out = np.full(len(values) + 1, np.nan)  # last entry serves code -1 (absent)
+            return cached[1], cached[2]
+        ints = np.zeros(len(values) + 1, dtype=np.int64)
+        ok = np.zeros(len(values) + 1, dtype=bool)
         for i, v in enumerate(values):
-            with contextlib.suppress(ValueError):
-                out[i] = float(int(v))
-        self._numeric_cache[key] = (len(values), out)
-        return out
+            parsed = parse_int64(v)
+            if parsed is not None:
+                ints[i] = parsed
+                ok[i] = True
+        self._numeric_cache[key] = (len(values), ints, ok)
+        return ints, ok
 
     def free_resource(self, name: str) -> np.ndarray:
         """allocatable - requested for every slot (a fresh array)."""
