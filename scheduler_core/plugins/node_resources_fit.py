@@ -1,0 +1,319 @@
+"""NodeResourcesFit (spec §5.8). Extension points: PreFilter, Filter, PreScore, Score,
+EnqueueExtensions (no NormalizeScore).
+
+Args (``NodeResourcesFitArgs``):
+    ignoredResources       extended resources the filter does not check (default none)
+    ignoredResourceGroups  extended-resource prefixes (before "/") not checked (default none)
+    scoringStrategy        type LeastAllocated (default) | MostAllocated |
+                           RequestedToCapacityRatio; resources [{name, weight 1..100}]
+                           (default cpu and memory, weight 1; weight 0 means 1);
+                           requestedToCapacityRatio.shape [{utilization 0..100 strictly
+                           increasing, score 0..10}] (required for RequestedToCapacityRatio)
+
+The filter compares the pod's effective request with ``allocatable - requested`` (real
+requests); scoring uses the non-zero requests for cpu and memory (§5.8.4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from scheduler_core.api.node import Node
+from scheduler_core.api.pod import Pod, PodSpec
+from scheduler_core.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from scheduler_core.errors import ConfigError
+from scheduler_core.framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    PreFilterResult,
+    QueueingHint,
+    Status,
+)
+from scheduler_core.nodetable.table import NodeTable
+from scheduler_core.plugins import names
+from scheduler_core.plugins.helper import (
+    alloc_profile,
+    check_keys,
+    count,
+    label_name_problem,
+    require_int,
+    require_list,
+    require_mapping,
+    require_str,
+)
+from scheduler_core.plugins.resource_allocation import (
+    DEFAULT_RESOURCES,
+    ResourceSpec,
+    Scorer,
+    allocatable_requested,
+    least_allocated_scorer,
+    most_allocated_scorer,
+    parse_resources,
+    pod_requests,
+    requested_to_capacity_ratio_scorer,
+)
+
+__all__ = [
+    "LEAST_ALLOCATED",
+    "MOST_ALLOCATED",
+    "NAME",
+    "REQUESTED_TO_CAPACITY_RATIO",
+    "NodeResourcesFit",
+    "NodeResourcesFitArgs",
+]
+
+NAME = names.NODE_RESOURCES_FIT
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+_STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+_PRE_FILTER_KEY = "PreFilter" + NAME
+_PRE_SCORE_KEY = "PreScore" + NAME
+_TOO_MANY_PODS = "Too many pods"
+_NATIVE = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+
+
+def _is_extended(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: a qualified name outside kubernetes.io/."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+# --------------------------------------------------------------------------- args
+@dataclass(frozen=True, slots=True)
+class NodeResourcesFitArgs:
+    ignored_resources: frozenset[str] = frozenset()
+    ignored_resource_groups: frozenset[str] = frozenset()
+    strategy: str = LEAST_ALLOCATED
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+    shape: tuple[tuple[int, int], ...] = ()  # (utilization, score) for RequestedToCapacityRatio
+
+    @classmethod
+    def parse(cls, args: dict | None, path: str = "") -> NodeResourcesFitArgs:
+        def at(*parts: str) -> str:
+            return ".".join(p for p in (path, *parts) if p)
+
+        data = require_mapping(args, path)
+        check_keys(data, path, ("ignoredResources", "ignoredResourceGroups", "scoringStrategy"),
+                   "NodeResourcesFitArgs")
+        ignored = []
+        for i, r in enumerate(require_list(data.get("ignoredResources"), at("ignoredResources"))):
+            f = f"{at('ignoredResources')}[{i}]"
+            problem = label_name_problem(require_str(r, f))
+            if problem:
+                raise ConfigError(problem, field=f)
+            ignored.append(r)
+        groups = []
+        gpath = at("ignoredResourceGroups")
+        for i, g in enumerate(require_list(data.get("ignoredResourceGroups"), gpath)):
+            f = f"{gpath}[{i}]"
+            if "/" in require_str(g, f):
+                raise ConfigError("resource group name can't contain '/'", field=f)
+            problem = label_name_problem(g)
+            if problem:
+                raise ConfigError(problem, field=f)
+            groups.append(g)
+        if data.get("scoringStrategy") is None:
+            return cls(frozenset(ignored), frozenset(groups))
+        spath = at("scoringStrategy")
+        strategy = require_mapping(data["scoringStrategy"], spath)
+        check_keys(strategy, spath, ("type", "resources", "requestedToCapacityRatio"))
+        kind = strategy.get("type")
+        if kind not in _STRATEGIES:
+            raise ConfigError(f'Unsupported value: {kind!r}: supported values: '
+                              f'"{LEAST_ALLOCATED}", "{MOST_ALLOCATED}", '
+                              f'"{REQUESTED_TO_CAPACITY_RATIO}"', field=f"{spath}.type")
+        resources = parse_resources(strategy.get("resources"), f"{spath}.resources")
+        for i, r in enumerate(resources):
+            if not 0 < r.weight <= 100:
+                raise ConfigError(f"resource weight of {r.name} not in valid range (0, 100]",
+                                  field=f"{spath}.resources[{i}].weight")
+        shape: tuple[tuple[int, int], ...] = ()
+        rtcr = strategy.get("requestedToCapacityRatio")
+        if rtcr is not None:
+            shape = _parse_shape(rtcr, f"{spath}.requestedToCapacityRatio")
+        elif kind == REQUESTED_TO_CAPACITY_RATIO:
+            raise ConfigError(f"required when type is {REQUESTED_TO_CAPACITY_RATIO}",
+                              field=f"{spath}.requestedToCapacityRatio")
+        return cls(frozenset(ignored), frozenset(groups), kind, resources, shape)
+
+
+def _parse_shape(value: Any, path: str) -> tuple[tuple[int, int], ...]:
+    data = require_mapping(value, path)
+    check_keys(data, path, ("shape",))
+    spath = f"{path}.shape"
+    points = []
+    for i, item in enumerate(require_list(data.get("shape"), spath)):
+        ipath = f"{spath}[{i}]"
+        point = require_mapping(item, ipath)
+        check_keys(point, ipath, ("utilization", "score"))
+        points.append((require_int(point.get("utilization"), f"{ipath}.utilization"),
+                       require_int(point.get("score"), f"{ipath}.score")))
+    if not points:
+        raise ConfigError("at least one point must be specified", field=spath)
+    for i in range(1, len(points)):
+        if points[i - 1][0] >= points[i][0]:
+            raise ConfigError("values must be sorted in increasing order",
+                              field=f"{spath}[{i}].utilization")
+    for i, (u, s) in enumerate(points):
+        if not 0 <= u <= 100:
+            raise ConfigError(f"not in valid range [0, 100], got {u}",
+                              field=f"{spath}[{i}].utilization")
+        if not 0 <= s <= 10:
+            raise ConfigError(f"not in valid range [0, 10], got {s}", field=f"{spath}[{i}].score")
+    return tuple(points)
+
+
+# --------------------------------------------------------------------------- filter state
+@dataclass(frozen=True, slots=True)
+class _FitRequest:
+    """What the filter checks after the pod count: (resource, quantity > 0) in reason order.
+    Empty when the pod requests nothing: then only the pod count is checked."""
+
+    checks: tuple[tuple[str, int], ...]
+
+
+def _fit_request(spec: PodSpec, ignored: frozenset[str], groups: frozenset[str]) -> _FitRequest:
+    reqs = spec.requests
+    checks = [(r, reqs[r]) for r in (CPU, MEMORY, EPHEMERAL_STORAGE) if reqs.get(r, 0) > 0]
+    for r, q in reqs.items():
+        if r in _NATIVE or q == 0:
+            continue
+        if _is_extended(r) and (r in ignored or (groups and r.split("/")[0] in groups)):
+            continue
+        checks.append((r, q))
+    return _FitRequest(tuple(checks))
+
+
+def _failing(table: NodeTable, name: str, q: int, idx: Any) -> np.ndarray:
+    """``q > allocatable - requested`` over idx (a node without the resource has 0)."""
+    alloc = table.allocatable.get(name)
+    if alloc is None:
+        return np.ones(count(table, idx), dtype=bool)
+    return np.subtract(alloc[idx], table.requested[name][idx]) < q
+
+
+# --------------------------------------------------------------------------- plugin
+class NodeResourcesFit:
+    name: ClassVar[str] = NAME
+    score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
+
+    def __init__(self, args: dict | None = None, handle: object = None, *,
+                 args_path: str = "") -> None:
+        self.args = NodeResourcesFitArgs.parse(args, args_path)
+        self.resources = self.args.resources
+        self._scorer: Scorer
+        if self.args.strategy == MOST_ALLOCATED:
+            self._scorer = most_allocated_scorer
+        elif self.args.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            self._scorer = requested_to_capacity_ratio_scorer(self.args.shape)
+        else:
+            self._scorer = least_allocated_scorer
+
+    def _request(self, state: CycleState, pod: Pod) -> _FitRequest:
+        req = state.get(_PRE_FILTER_KEY)
+        if req is None:
+            req = _fit_request(pod.spec, self.args.ignored_resources,
+                               self.args.ignored_resource_groups)
+        return req
+
+    # ------------------------------------------------------------------ PreFilter / Filter
+    def pre_filter(self, state: CycleState, pod: Pod, table: NodeTable
+                   ) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(_PRE_FILTER_KEY, _fit_request(pod.spec, self.args.ignored_resources,
+                                                  self.args.ignored_resource_groups))
+        return None, None
+
+    def filter(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> np.ndarray | None:
+        req = self._request(state, pod)
+        allowed, _ = alloc_profile(table, PODS)  # homogeneous nodes: compare with a scalar
+        ok = table.pod_count[idx] < (table.allocatable[PODS][idx] if allowed is None else allowed)
+        for name, q in req.checks:  # q > allocatable - requested  <=>  requested > alloc - q
+            alloc = table.allocatable.get(name)
+            if alloc is None:
+                ok[:] = False
+                break
+            uniform, _ = alloc_profile(table, name)
+            if uniform is None:
+                ok &= np.subtract(alloc[idx], table.requested[name][idx]) >= q
+            else:
+                ok &= table.requested[name][idx] <= uniform - q
+        return ok
+
+    def explain(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any
+                ) -> tuple[np.ndarray, list[Status]]:
+        """Every failing check of a node, as one Unschedulable status with all reasons."""
+        req = self._request(state, pod)
+        bits = (table.pod_count[idx] >= table.allocatable[PODS][idx]).astype(np.int64)
+        for j, (name, q) in enumerate(req.checks):
+            bits |= _failing(table, name, q, idx).astype(np.int64) << (j + 1)
+        uniq, inverse = np.unique(bits, return_inverse=True)
+        reasons = [_TOO_MANY_PODS] + [f"Insufficient {name}" for name, _ in req.checks]
+        statuses = []
+        for b in uniq.tolist():
+            why = tuple(r for j, r in enumerate(reasons) if b >> j & 1)
+            statuses.append(Status(Code.UNSCHEDULABLE if why else Code.SUCCESS, why, NAME))
+        return inverse.astype(np.int64).reshape(-1), statuses
+
+    # ------------------------------------------------------------------ PreScore / Score
+    def pre_score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> Status | None:
+        state.write(_PRE_SCORE_KEY, pod_requests(pod.spec, self.resources, use_requested=False))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> np.ndarray:
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = pod_requests(pod.spec, self.resources, use_requested=False)
+        parts = []
+        for r, q in zip(self.resources, reqs, strict=True):
+            part = allocatable_requested(table, r.name, q, idx, False, r.weight)
+            if part is not None:
+                parts.append(part)
+        return self._scorer(parts, count(table, idx))
+
+    # ------------------------------------------------------------------ events
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.DELETE), _after_pod_deleted),
+            ClusterEventWithHint(
+                ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                _after_node_change),
+        ]
+
+
+def _after_pod_deleted(pod: Pod, old: Pod, new: Any) -> QueueingHint:
+    """Any assigned pod's deletion may free resources."""
+    return QueueingHint.QUEUE if old.node_name else QueueingHint.QUEUE_SKIP
+
+
+def _fits_empty_node(spec: PodSpec, node: Node) -> bool:
+    """``Fits`` against the node with no pods (nothing ignored)."""
+    alloc = node.allocatable
+    if alloc.get(PODS, 0) < 1:
+        return False
+    for name, q in _fit_request(spec, frozenset(), frozenset()).checks:
+        if q > alloc.get(name, 0):
+            return False
+    return True
+
+
+def _requested_resource_increased(spec: PodSpec, old: Node, new: Node) -> bool:
+    if new.allocatable.get(PODS, 0) > old.allocatable.get(PODS, 0):
+        return True
+    for name, q in _fit_request(spec, frozenset(), frozenset()).checks:
+        if q > 0 and new.allocatable.get(name, 0) > old.allocatable.get(name, 0):
+            return True
+    return False
+
+
+def _after_node_change(pod: Pod, old: Node | None, new: Node) -> QueueingHint:
+    if not _fits_empty_node(pod.spec, new):
+        return QueueingHint.QUEUE_SKIP
+    if old is None or _requested_resource_increased(pod.spec, old, new):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
