@@ -38,8 +38,9 @@ def main(argv: list[str] | None = None) -> int:
         r = run_scheduling_basic(args.nodes, args.init_pods, args.pods,
                                  metrics=not args.no_metrics, seed=i)
         rates.append(r.pods_per_second)
+        cpu_us = 1e6 * r.cpu_seconds / max(r.scheduled, 1)
         print(f"run {i + 1}: {r.scheduled} pods in {r.seconds:.3f} s = {r.pods_per_second:.0f} "
-              f"pods/s ({r.attempts} attempts)")
+              f"pods/s ({r.attempts} attempts, {cpu_us:.0f} us CPU per pod)")
     print(f"median: {statistics.median(rates):.0f} pods/s over {args.runs} runs "
           f"({args.nodes} nodes, {args.init_pods} init, {args.pods} measured, "
           f"metrics {'off' if args.no_metrics else 'on'})")

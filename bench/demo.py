@@ -30,6 +30,7 @@ class BasicResult:
     scheduled: int
     seconds: float
     attempts: int
+    cpu_seconds: float = 0.0  # process CPU time over the measured window
 
     @property
     def pods_per_second(self) -> float:
@@ -65,6 +66,7 @@ def run_scheduling_basic(
     bound_before = cluster.bind_count
     attempts_before = sched.attempts_total
     start = time.perf_counter()
+    cpu_start = time.process_time()
     step = max(1, measured_pods // 100)
     for i in range(measured_pods):
         cluster.add_pod(template.clone(f"pod-{i}", "namespace-2"))
@@ -75,5 +77,6 @@ def run_scheduling_basic(
             progress(done)
     sched.run_until_idle()
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     return BasicResult(nodes, init_pods, measured_pods, cluster.bind_count - bound_before,
-                       elapsed, sched.attempts_total - attempts_before)
+                       elapsed, sched.attempts_total - attempts_before, cpu)

@@ -215,6 +215,7 @@ class Scheduler:
         self.record_cycles = record_cycles
         self.cycles: list[CycleRecord] = []
         self.waiting: dict[str, WaitingPod] = {}
+        self._plugin_sample_tick = 99  # the first cycle is sampled
         cluster.subscribe(self._on_event)
         if reject_unknown_scheduler:
             cluster.admission_hooks.append(self._admit)
@@ -296,7 +297,7 @@ class Scheduler:
             return True
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
-        state = CycleState()
+        state = CycleState(record_plugin_metrics=rec and self._sample_plugins())
         record = CycleRecord(pod, qpi.attempts, fwk.profile_name) if self.record_cycles else None
         result, status, diagnosis, nomination = self._scheduling_cycle(fwk, state, pod, record)
         if isinstance(result, WaitingPod):
@@ -324,6 +325,18 @@ class Scheduler:
             self.recorder.attempt(result_label, fwk.profile_name, perf_counter() - t0)
         self._handle_failure(fwk, qpi, status, diagnosis, nomination)
         return True
+
+    def _sample_plugins(self) -> bool:
+        pct = getattr(self.recorder, "plugin_sample_percent", 100)
+        if pct <= 0:
+            return False
+        if pct >= 100:
+            return True
+        self._plugin_sample_tick += pct
+        if self._plugin_sample_tick >= 100:
+            self._plugin_sample_tick -= 100
+            return True
+        return False
 
     def run_until_idle(self, *, max_attempts: int | None = None,
                        advance_clock: bool = True) -> int:

@@ -15,7 +15,10 @@ class CollectingRecorder:
 
     enabled = True
 
-    def __init__(self) -> None:
+    def __init__(self, *, plugin_sample_percent: int = 10) -> None:
+        if not 0 <= plugin_sample_percent <= 100:
+            raise ValueError(f"plugin_sample_percent must be 0-100, got {plugin_sample_percent}")
+        self.plugin_sample_percent = plugin_sample_percent
         self.extension_points: defaultdict[tuple[str, str, str], list[float]] = defaultdict(list)
         self.plugins: defaultdict[tuple[str, str, str], list[float]] = defaultdict(list)
         self.attempts: defaultdict[tuple[str, str], list[float]] = defaultdict(list)

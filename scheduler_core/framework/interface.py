@@ -134,12 +134,14 @@ def is_success(status: Status | None) -> bool:
 class CycleState:
     """Per-cycle scratch space shared by a profile's plugins (kube's CycleState)."""
 
-    __slots__ = ("_data", "skip_filter", "skip_score")
+    __slots__ = ("_data", "record_plugin_metrics", "skip_filter", "skip_score")
 
-    def __init__(self) -> None:
+    def __init__(self, *, record_plugin_metrics: bool = False) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+        # whether this cycle times each plugin (kube samples 10 % of cycles)
+        self.record_plugin_metrics = record_plugin_metrics
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
@@ -160,6 +162,7 @@ class CycleState:
         out._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
         out.skip_filter = set(self.skip_filter)
         out.skip_score = set(self.skip_score)
+        out.record_plugin_metrics = self.record_plugin_metrics
         return out
 
 

@@ -29,7 +29,12 @@ RESULT_ERROR = "error"
 
 
 class MetricsRecorder(Protocol):
+    """``plugin_sample_percent``: share of scheduling cycles whose plugins are timed one by one
+    (kube-scheduler's pluginMetricsSamplePercent is 10). Sampling is deterministic: every
+    (100 / percent)-th cycle, so it never draws from the scheduler's random generator."""
+
     enabled: bool
+    plugin_sample_percent: int
 
     def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None: ...
 
@@ -46,6 +51,7 @@ class NoopRecorder:
     """Records nothing, costs nothing."""
 
     enabled = False
+    plugin_sample_percent = 0
 
     def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
         pass

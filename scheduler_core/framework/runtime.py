@@ -152,12 +152,13 @@ class Framework:
         """Returns (merged result, status, plugins that narrowed the node set)."""
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
+        prec = rec and state.record_plugin_metrics
         result: PreFilterResult | None = None
         narrowing: list[str] = []
         rejected: Status | None = None
         final: Status | None = None
         for p in self.pre_filter_plugins:
-            if rec:
+            if prec:
                 start = perf_counter()
                 r, s = p.pre_filter(state, pod, table)
                 self.recorder.plugin(p.name, "PreFilter", _code_name(s), perf_counter() - start)
@@ -201,13 +202,14 @@ class Framework:
         index into ``filter_plugins`` of the first plugin that rejected it, -1 if none)."""
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
+        prec = rec and state.record_plugin_metrics
         mask: np.ndarray | None = None
         first_fail: np.ndarray | None = None
         skip = state.skip_filter
         for i, p in enumerate(self.filter_plugins):
             if skip and p.name in skip:
                 continue
-            if rec:
+            if prec:
                 start = perf_counter()
                 m = p.filter(state, pod, table, idx)
                 self.recorder.plugin(p.name, "Filter", "Success", perf_counter() - start)
@@ -262,11 +264,12 @@ class Framework:
     ) -> tuple[PostFilterResult | None, Status]:
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
+        prec = rec and state.record_plugin_metrics
         result: PostFilterResult | None = None
         reasons: list[str] = []
         final = Status(Code.UNSCHEDULABLE)
         for p in self.post_filter_plugins:
-            if rec:
+            if prec:
                 r, s = self._timed("PostFilter", p,
                                    lambda p=p: p.post_filter(state, pod, diagnosis))
             else:
@@ -290,9 +293,10 @@ class Framework:
                       ) -> Status | None:
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
+        prec = rec and state.record_plugin_metrics
         final: Status | None = None
         for p in self.pre_score_plugins:
-            if rec:
+            if prec:
                 start = perf_counter()
                 s = p.pre_score(state, pod, table, idx)
                 self.recorder.plugin(p.name, "PreScore", _code_name(s), perf_counter() - start)
@@ -317,13 +321,14 @@ class Framework:
         """Weighted total over ``n`` feasible nodes at ``idx`` (Score, NormalizeScore, weights)."""
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
+        prec = rec and state.record_plugin_metrics
         total = np.zeros(n, dtype=np.int64)
         skip = state.skip_score
         for p, weight, norm, check in zip(self.score_plugins, self._score_weights,
                                           self._normalizers, self._range_checks, strict=True):
             if skip and p.name in skip:
                 continue
-            if rec:
+            if prec:
                 start = perf_counter()
                 raw = p.score(state, pod, table, idx)
                 self.recorder.plugin(p.name, "Score", "Success", perf_counter() - start)
@@ -331,7 +336,7 @@ class Framework:
                 raw = p.score(state, pod, table, idx)
             scores = raw
             if norm is not None:
-                if rec:
+                if prec:
                     start = perf_counter()
                     scores = norm(state, pod, raw.copy() if breakdown is not None else raw)
                     self.recorder.plugin(p.name, "NormalizeScore", "Success",
@@ -355,13 +360,14 @@ class Framework:
         return total, None
 
     # ------------------------------------------------------------------ Reserve .. PostBind
-    def _run_simple(self, point: str, plugins: list[Any], call: Callable[[Any], Status | None]
-                    ) -> Status | None:
+    def _run_simple(self, point: str, plugins: list[Any], call: Callable[[Any], Status | None],
+                    state: CycleState) -> Status | None:
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
+        prec = rec and state.record_plugin_metrics
         final: Status | None = None
         for p in plugins:
-            s = self._timed(point, p, lambda p=p: call(p)) if rec else call(p)
+            s = self._timed(point, p, lambda p=p: call(p)) if prec else call(p)
             if s is not None and s.code != Code.SUCCESS:
                 final = s.with_plugin(p.name)
                 break
@@ -372,7 +378,7 @@ class Framework:
 
     def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status | None:
         s = self._run_simple("Reserve", self.points["Reserve"],
-                             lambda p: p.reserve(state, pod, node))
+                             lambda p: p.reserve(state, pod, node), state)
         if s is not None and not s.is_rejected:
             s = Status(Code.ERROR, s.reasons, s.plugin)
         return s
@@ -399,14 +405,15 @@ class Framework:
 
     def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status | None:
         return self._run_simple("PreBind", self.points["PreBind"],
-                                lambda p: p.pre_bind(state, pod, node))
+                                lambda p: p.pre_bind(state, pod, node), state)
 
     def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status | None:
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
+        prec = rec and state.record_plugin_metrics
         final: Status | None = Status(Code.SKIP)
         for p in self.points["Bind"]:
-            s = self._timed("Bind", p, lambda p=p: p.bind(state, pod, node)) if rec else \
+            s = self._timed("Bind", p, lambda p=p: p.bind(state, pod, node)) if prec else \
                 p.bind(state, pod, node)
             if s is not None and s.code == Code.SKIP:
                 continue

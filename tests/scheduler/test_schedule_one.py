@@ -272,3 +272,19 @@ def test_permit_reject_requeues(make_scheduler, monkeypatch):
     sched.schedule_one()
     assert sched.failures["default/p"] == "not now"
     assert sched.queue.where(pod.uid) in ("unschedulable", "backoff", "active")
+
+
+@pytest.mark.parametrize(("percent", "sampled"), [(100, 20), (10, 2), (0, 0)])
+def test_plugin_metrics_are_sampled_deterministically(make_scheduler, percent, sampled):
+    from bench.collectors.recorder import CollectingRecorder
+
+    recorder = CollectingRecorder(plugin_sample_percent=percent)
+    cluster, sched = make_scheduler(nodes(3), recorder=recorder)
+    for i in range(20):
+        cluster.add_pod(make_pod(f"p{i}").req(cpu="10m").obj())
+    sched.run_until_idle()
+    filter_samples = recorder.plugins[("NodeResourcesFit", "Filter", "Success")]
+    assert len(filter_samples) == sampled
+    # extension points are timed on every cycle, whatever the plugin sampling
+    assert len(recorder.extension_points[("Filter", "Success", "default-scheduler")]) == 20
+    assert recorder.attempt_count("scheduled") == 20
