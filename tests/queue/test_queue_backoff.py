@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from queue_helpers import NODE_ADD, fail, make_queue, mkpod, pop_fail
 
 from scheduler_core.framework.interface import ClusterEventWithHint
 from scheduler_core.queue import backoff_duration
+from tests.queue.queue_helpers import NODE_ADD, fail, make_queue, mkpod, pop_fail
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from queue_helpers import NODE_ADD, fail, make_queue, mkpod, pop_names
 
 from scheduler_core.queue import Clock, FakeClock, PriorityQueue, RealClock
+from tests.queue.queue_helpers import NODE_ADD, fail, make_queue, mkpod, pop_names
 
 
 # --------------------------------------------------------------------------- clocks

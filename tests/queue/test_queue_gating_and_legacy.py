@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import pytest
-from queue_helpers import (
+
+from scheduler_core.framework.interface import ClusterEventWithHint
+from scheduler_core.plugins import names
+from scheduler_core.queue import EVENT_UNSCHEDULABLE_TIMEOUT
+from tests.queue.queue_helpers import (
     GATES_ELIMINATED,
     NODE_ADD,
     NODE_DELETE,
@@ -18,10 +22,6 @@ from queue_helpers import (
     relabel,
     with_spec,
 )
-
-from scheduler_core.framework.interface import ClusterEventWithHint
-from scheduler_core.plugins import names
-from scheduler_core.queue import EVENT_UNSCHEDULABLE_TIMEOUT
 
 
 def reg(event, fn=None):

@@ -4,7 +4,10 @@ in-flight events replayed when a pod comes back rejected."""
 from __future__ import annotations
 
 import pytest
-from queue_helpers import (
+
+from scheduler_core.framework.interface import ActionType, ClusterEvent, ClusterEventWithHint
+from scheduler_core.queue import EVENT_UNSCHEDULABLE_TIMEOUT, REGISTER_ALL_EVENTS
+from tests.queue.queue_helpers import (
     NODE_ADD,
     NODE_DELETE,
     NODE_LABEL,
@@ -17,9 +20,6 @@ from queue_helpers import (
     pop_fail,
     relabel,
 )
-
-from scheduler_core.framework.interface import ActionType, ClusterEvent, ClusterEventWithHint
-from scheduler_core.queue import EVENT_UNSCHEDULABLE_TIMEOUT, REGISTER_ALL_EVENTS
 
 
 def reg(event: ClusterEvent, fn=None) -> list[ClusterEventWithHint]:

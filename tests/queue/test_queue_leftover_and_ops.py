@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import pytest
-from queue_helpers import NODE_ADD, fail, make_queue, mkpod, pop_fail, pop_names, with_spec
 
 from scheduler_core.framework.interface import ClusterEventWithHint
 from scheduler_core.queue import EVENT_UNSCHEDULED_POD_UPDATE
+from tests.queue.queue_helpers import (
+    NODE_ADD,
+    fail,
+    make_queue,
+    mkpod,
+    pop_fail,
+    pop_names,
+    with_spec,
+)
 
 NEVER = {"A": []}  # plugin A is registered for no event: only the timeout can move its pods
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from queue_helpers import make_queue, mkpod, pop_fail, relabel, with_spec
 
 from scheduler_core.api.affinity import Affinity, PodAffinityTerm
 from scheduler_core.api.pod import Container
@@ -11,6 +10,7 @@ from scheduler_core.api.selectors import LabelRequirement, LabelSelector, Tolera
 from scheduler_core.framework.interface import ActionType, ClusterEvent, ClusterEventWithHint
 from scheduler_core.plugins import names
 from scheduler_core.queue import pod_scheduling_properties_change
+from tests.queue.queue_helpers import make_queue, mkpod, pop_fail, relabel, with_spec
 
 
 # --------------------------------------------------------------------------- nominator
