@@ -20,6 +20,7 @@ from scheduler_core.plugins.not_modelled import (
     VolumeRestrictions,
     VolumeZone,
 )
+from scheduler_core.plugins.pod_topology_spread import PodTopologySpread
 from scheduler_core.plugins.priority_sort import PrioritySort
 from scheduler_core.plugins.scheduling_gates import SchedulingGates
 from scheduler_core.plugins.taint_toleration import TaintToleration
@@ -51,7 +52,7 @@ IN_TREE: dict[str, type] = build_registry(
     NodeVolumeLimits,
     VolumeBinding,
     VolumeZone,
-    # PodTopologySpread,        (pod_topology_spread.py, to come)
+    PodTopologySpread,
     # InterPodAffinity,         (inter_pod_affinity.py, to come)
     # DefaultPreemption,        (default_preemption.py, to come)
     NodeResourcesBalancedAllocation,
