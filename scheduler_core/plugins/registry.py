@@ -9,6 +9,7 @@ from __future__ import annotations
 from scheduler_core.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from scheduler_core.plugins.default_binder import DefaultBinder
 from scheduler_core.plugins.image_locality import ImageLocality
+from scheduler_core.plugins.inter_pod_affinity import InterPodAffinity
 from scheduler_core.plugins.node_affinity import NodeAffinity
 from scheduler_core.plugins.node_name import NodeName
 from scheduler_core.plugins.node_ports import NodePorts
@@ -53,7 +54,7 @@ IN_TREE: dict[str, type] = build_registry(
     VolumeBinding,
     VolumeZone,
     PodTopologySpread,
-    # InterPodAffinity,         (inter_pod_affinity.py, to come)
+    InterPodAffinity,
     # DefaultPreemption,        (default_preemption.py, to come)
     NodeResourcesBalancedAllocation,
     ImageLocality,
