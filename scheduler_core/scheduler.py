@@ -216,6 +216,7 @@ class Scheduler:
         self.cycles: list[CycleRecord] = []
         self.waiting: dict[str, WaitingPod] = {}
         self._plugin_sample_tick = 99  # the first cycle is sampled
+        self._error_retry_generation = -1
         cluster.subscribe(self._on_event)
         if reject_unknown_scheduler:
             cluster.admission_hooks.append(self._admit)
@@ -277,6 +278,10 @@ class Scheduler:
                 q.move_all_to_active_or_backoff(ClusterEvent("Node", ActionType.DELETE),
                                                 ev.old, None)
         else:
+            if kind == "Namespace" and ev.type is not EventType.ADDED:
+                index = self.cluster.table.indexes.get("selector-counts")
+                if index is not None:
+                    index.invalidate_namespace_selectors()
             action = {EventType.ADDED: ActionType.ADD, EventType.DELETED: ActionType.DELETE}.get(
                 ev.type, ActionType.UPDATE)
             q.move_all_to_active_or_backoff(ClusterEvent(kind, action), ev.old, ev.new)
@@ -383,8 +388,11 @@ class Scheduler:
             nomination = None
             if fwk.post_filter_plugins:
                 nomination, pf_status = fwk.run_post_filter(state, pod, diagnosis)
+                if nomination is None:
+                    # a nil PostFilterResult is kube's ModeNoop: the pod keeps its nomination
+                    nomination = PostFilterResult(pod.nominated_node_name)
                 if pf_status.code == Code.ERROR:
-                    return None, pf_status, diagnosis, None
+                    return None, pf_status, diagnosis, nomination
                 if pf_status.reasons and not pf_status.is_success:
                     diagnosis.post_filter_msg = pf_status.message
             status = Status(Code.UNSCHEDULABLE, (fit_error.message,))
@@ -473,6 +481,7 @@ class Scheduler:
         pos = 0
         chunk = max(2 * k, 128)
         nominated = self.queue.has_nominated_pods()
+        pass1: dict[int, Status] = {}  # slot -> status of a node rejected by the nominated pass
         while pos < m and found < k:
             end = min(pos + chunk, m)
             a, b = start + pos, start + end
@@ -493,7 +502,8 @@ class Scheduler:
             if slots is None:
                 slots = np.arange(a, b, dtype=np.int64)
             if nominated:
-                mask, first_fail = self._apply_nominated(fwk, state, pod, slots, mask, first_fail)
+                mask, first_fail = self._apply_nominated(fwk, state, pod, slots, mask, first_fail,
+                                                         pass1)
             if mask is None:
                 passing = np.arange(width)
             else:
@@ -523,6 +533,10 @@ class Scheduler:
             slots_failed = np.concatenate([s for s, _ in failed_parts])
             ff_failed = np.concatenate([f for _, f in failed_parts])
             status_index, statuses = fwk.explain_filter(state, pod, table, slots_failed, ff_failed)
+            if pass1:  # explained with the nominated pods there, as that pass saw the node
+                for j in np.flatnonzero(np.isin(slots_failed, list(pass1))).tolist():
+                    status_index[j] = len(statuses)
+                    statuses.append(pass1[int(slots_failed[j])])
             diagnosis.slots = slots_failed
             diagnosis.status_index = status_index
             diagnosis.statuses = statuses
@@ -534,10 +548,11 @@ class Scheduler:
 
     def _apply_nominated(
         self, fwk: Framework, state: CycleState, pod: Pod, slots: np.ndarray,
-        mask: np.ndarray | None, first_fail: np.ndarray | None,
+        mask: np.ndarray | None, first_fail: np.ndarray | None, pass1: dict[int, Status],
     ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Pass 1 of RunFilterPluginsWithNominatedPods for nodes holding nominated pods of
-        equal or higher priority; such a node passes only if both passes pass."""
+        equal or higher priority; such a node passes only if both passes pass. The status of
+        a node pass 1 rejects goes into ``pass1`` (slot -> status) for the diagnosis."""
         table = self.cluster.table
         for node_name in self.queue.nominated_node_names():
             slot = table.slot_of.get(node_name)
@@ -558,6 +573,7 @@ class Scheduler:
                 mask[i] = False
                 first_fail[i] = fwk.filter_names.index(status.plugin) \
                     if status.plugin in fwk.filter_names else 0
+                pass1[slot] = status
         return mask, first_fail
 
     def _filter_with_nominated_pass(self, fwk: Framework, state: CycleState, pod: Pod,
@@ -660,11 +676,20 @@ class Scheduler:
 
     def next_wakeup(self) -> float | None:
         """The earliest simulated time at which something can progress (backoff expiry or a
-        Permit timeout), or None."""
+        Permit timeout), or None.
+
+        Pods that failed with an error (no rejecting plugin, e.g. no nodes at all) retry after
+        backoff forever, as upstream. They count here only if the cluster changed since the
+        last time such a retry was waited for, so an idle loop ends instead of spinning."""
         times = [d for wp in self.waiting.values() for d in wp.deadlines.values()]
         nxt = self.queue.next_event_time(include_leftover=False, include_errors=False)
         if nxt is not None:
             times.append(nxt)
+        elif not times and self.cluster.generation != self._error_retry_generation:
+            nxt = self.queue.next_event_time(include_leftover=False, include_errors=True)
+            if nxt is not None:
+                self._error_retry_generation = self.cluster.generation
+                times.append(nxt)
         return min(times) if times else None
 
     # ------------------------------------------------------------------ binding cycle
@@ -687,6 +712,8 @@ class Scheduler:
     # ------------------------------------------------------------------ failures
     def _handle_failure(self, fwk: Framework, qpi: Any, status: Status,
                         diagnosis: Diagnosis | None, nomination: PostFilterResult | None) -> None:
+        """``nomination`` None clears the pod's nomination (kube's clearNominatedNode);
+        otherwise its node name overrides it ("" clears)."""
         pod: Pod = qpi.pod
         message = status.message
         if diagnosis is not None and status.is_rejected:
@@ -704,12 +731,12 @@ class Scheduler:
         if current is not pod or pod.node_name:
             self.queue.done(pod.uid)
             return
-        if nomination is not None and nomination.nominated_node_name:
+        if nomination is not None:
+            # ModeOverride: a node name nominates the pod there, "" clears its nomination
             pod.nominated_node_name = nomination.nominated_node_name
             self.queue.add_nominated_pod(pod, nomination.nominated_node_name)
-        elif (status.is_rejected and nomination is None and fwk.post_filter_plugins
-              and pod.nominated_node_name and diagnosis is not None
-              and diagnosis.post_filter_msg):
+        elif pod.nominated_node_name:
+            # clearNominatedNode: every failure that did not go through PostFilter
             pod.nominated_node_name = ""
             self.queue.delete_nominated_pod(pod)
         self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)

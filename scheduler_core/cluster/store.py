@@ -47,6 +47,7 @@ class Cluster:
         self._subscribers: list[Subscriber] = []
         self._clock = clock or (lambda: 0.0)
         self.bind_count = 0
+        self.generation = 0  # bumped on every change delivered to subscribers
         # admission checks run before a pod is stored (e.g. reject an unknown schedulerName)
         self.admission_hooks: list[Callable[[Pod], None]] = []
 
@@ -55,6 +56,7 @@ class Cluster:
         self._subscribers.append(fn)
 
     def _emit(self, kind: str, type_: EventType, old: object, new: object) -> None:
+        self.generation += 1
         if self._subscribers:
             ev = WatchEvent(kind, type_, old, new)
             for fn in self._subscribers:
