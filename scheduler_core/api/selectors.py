@@ -82,17 +82,7 @@ class LabelSelector:
             for k, v in sorted(f.str_map("matchLabels").items())
         ]
         for _, e in f.items("matchExpressions"):
-            e.check_keys(("key", "operator", "values"))
-            key = e.str("key", required=True)
-            op = e.str("operator", required=True)
-            if op not in _LABEL_OPS:
-                raise e.error("operator", f'unsupported operator "{op}" (expected one of: '
-                              f'{", ".join(_LABEL_OPS)})')
-            values = e.str_list("values")
-            if op in ("In", "NotIn") and not values:
-                raise e.error("values", f"must be non-empty for operator {op}")
-            if op in ("Exists", "DoesNotExist") and values:
-                raise e.error("values", f"must be empty for operator {op}")
+            key, op, values = _requirement(e, _LABEL_OPS)
             reqs.append(LabelRequirement(key, op, frozenset(values)))
         return cls(tuple(reqs))
 
@@ -174,18 +164,25 @@ class NodeSelectorTerm:
         return cls(exprs, tuple(fields))
 
 
-def _node_req(e: Fields) -> NodeSelectorRequirement:
+def _requirement(e: Fields, ops: tuple[str, ...]) -> tuple[str, str, list[str]]:
+    """key, operator and values of one selector requirement, with the checks every kind of
+    requirement shares."""
     e.check_keys(("key", "operator", "values"))
     key = e.str("key", required=True)
     op = e.str("operator", required=True)
-    if op not in _NODE_OPS:
+    if op not in ops:
         raise e.error("operator", f'unsupported operator "{op}" (expected one of: '
-                      f'{", ".join(_NODE_OPS)})')
+                      f'{", ".join(ops)})')
     values = e.str_list("values")
     if op in ("In", "NotIn") and not values:
         raise e.error("values", f"must be non-empty for operator {op}")
     if op in ("Exists", "DoesNotExist") and values:
         raise e.error("values", f"must be empty for operator {op}")
+    return key, op, values
+
+
+def _node_req(e: Fields) -> NodeSelectorRequirement:
+    key, op, values = _requirement(e, _NODE_OPS)
     if op in ("Gt", "Lt"):
         if len(values) != 1:
             raise e.error("values", f"must have exactly one value for operator {op}")
