@@ -485,9 +485,10 @@ class Scheduler:
         while pos < m and found < k:
             end = min(pos + chunk, m)
             a, b = start + pos, start + end
+            slots: np.ndarray | None
             if identity and b <= m:
                 idx: Any = slice(a, b)
-                slots = None
+                slots = None  # slots a..b-1: materialised only when needed
             elif b <= m:
                 idx = slots = cand[a:b]
             elif a >= m:
@@ -499,15 +500,12 @@ class Scheduler:
                 mask, first_fail = fwk.run_filter(state, pod, table, idx, width)
             else:
                 mask, first_fail = None, None
-            if slots is None:
-                slots = np.arange(a, b, dtype=np.int64)
             if nominated:
+                if slots is None:
+                    slots = np.arange(a, b, dtype=np.int64)
                 mask, first_fail = self._apply_nominated(fwk, state, pod, slots, mask, first_fail,
                                                          pass1)
-            if mask is None:
-                passing = np.arange(width)
-            else:
-                passing = np.flatnonzero(mask)
+            passing = np.arange(width) if mask is None else np.flatnonzero(mask)
             need = k - found
             cut = width
             if len(passing) >= need:
@@ -515,23 +513,25 @@ class Scheduler:
                 cut = int(passing[-1]) + 1
             found += len(passing)
             processed += cut
-            feasible_parts.append(slots[passing])
-            if first_fail is not None:
-                ff = first_fail[:cut]
-                bad = np.flatnonzero(ff >= 0)
-                if len(bad):
-                    failed_parts.append((slots[bad], ff[bad]))
-            if record is not None:
-                record.examined.append((slots[:cut], None if first_fail is None
-                                        else first_fail[:cut].copy()))
+            feasible_parts.append(passing + a if slots is None else slots[passing])
+            if first_fail is not None or record is not None:
+                if slots is None:
+                    slots = np.arange(a, b, dtype=np.int64)
+                if first_fail is not None:
+                    failed_parts.append((slots[:cut], first_fail[:cut]))
+                if record is not None:
+                    record.examined.append((slots[:cut], None if first_fail is None
+                                            else first_fail[:cut].copy()))
             pos = end
             chunk *= 2
         self.next_start_node_index = (self.next_start_node_index + processed) % n_all
         feasible = (feasible_parts[0] if len(feasible_parts) == 1
                     else np.concatenate(feasible_parts))
         if len(feasible) == 0 and failed_parts:
-            slots_failed = np.concatenate([s for s, _ in failed_parts])
-            ff_failed = np.concatenate([f for _, f in failed_parts])
+            examined = np.concatenate([sl for sl, _ in failed_parts])
+            ff_all = np.concatenate([ff for _, ff in failed_parts])
+            bad = np.flatnonzero(ff_all >= 0)
+            slots_failed, ff_failed = examined[bad], ff_all[bad]
             status_index, statuses = fwk.explain_filter(state, pod, table, slots_failed, ff_failed)
             if pass1:  # explained with the nominated pods there, as that pass saw the node
                 for j in np.flatnonzero(np.isin(slots_failed, list(pass1))).tolist():
