@@ -279,7 +279,7 @@ class Framework:
                 result = r if r is not None else result
                 break
             reasons.extend(s.reasons)
-            if r is not None and r.nominated_node_name:
+            if r is not None:
                 result = r
         else:
             final = Status(Code.UNSCHEDULABLE, tuple(reasons))

@@ -63,4 +63,5 @@ def test_per_node_plugin_in_a_profile(make_scheduler, monkeypatch):
     sched.run_until_idle()
     assert cluster.pods["default/p"].node_name == "n4"  # largest even node scores highest
     assert sched.failures["default/huge"] == (
-        "0/6 nodes are available: 1 node(s) had an odd number of CPUs, 5 Insufficient cpu.")
+        "0/6 nodes are available: 1 node(s) had an odd number of CPUs, 5 Insufficient cpu."
+        " preemption: 0/6 nodes are available: 6 No preemption victims found for incoming pod..")

@@ -11,6 +11,7 @@ from scheduler_core.plugins import names
 from scheduler_core.plugins.registry import IN_TREE, build_registry
 
 EXPECTED = {
+    names.DEFAULT_PREEMPTION: (fw.PostFilterPlugin,),
     names.INTER_POD_AFFINITY: (fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin,
                                fw.ScorePlugin, fw.ScoreExtensions, fw.EnqueueExtensions),
     names.POD_TOPOLOGY_SPREAD: (fw.PreFilterPlugin, fw.FilterPlugin, fw.PreScorePlugin,
@@ -58,7 +59,7 @@ def test_protocols(name):
 
 @pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n not in (
     names.NODE_RESOURCES_FIT, names.NODE_RESOURCES_BALANCED_ALLOCATION, names.NODE_AFFINITY,
-    names.POD_TOPOLOGY_SPREAD, names.INTER_POD_AFFINITY)))
+    names.POD_TOPOLOGY_SPREAD, names.INTER_POD_AFFINITY, names.DEFAULT_PREEMPTION)))
 def test_plugins_without_args_reject_args(name):
     with pytest.raises(ConfigError) as err:
         IN_TREE[name]({"x": 1}, None, args_path="p.args")

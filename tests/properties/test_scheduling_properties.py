@@ -828,7 +828,8 @@ def test_gt_affinity_never_places_on_non_integer_label() -> None:
     sched.run_until_idle()
     assert cluster.pods["default/p"].node_name == ""
     assert sched.failures["default/p"] == (
-        "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.")
+        "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."
+        " preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling..")
 
 
 def test_pod_created_before_any_node_is_scheduled_once_a_node_exists() -> None:

@@ -81,9 +81,11 @@ def test_required_anti_affinity_on_hostname_never_colocates(make_scheduler):
     assert len(bound(cluster)) == 5
     reasons = sched.pending_reasons()
     assert reasons["default/web6"] == (
-        "0/5 nodes are available: 5 node(s) didn't match pod anti-affinity rules.")
+        "0/5 nodes are available: 5 node(s) didn't match pod anti-affinity rules."
+        " preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod..")
     assert reasons["default/plain-web"] == (
-        "0/5 nodes are available: 5 node(s) didn't satisfy existing pods anti-affinity rules.")
+        "0/5 nodes are available: 5 node(s) didn't satisfy existing pods anti-affinity rules."
+        " preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod..")
 
 
 def test_required_affinity_on_zone_follows_the_first_pod(make_scheduler):
@@ -104,7 +106,8 @@ def test_affinity_without_a_peer_waits_then_follows_it(make_scheduler):
     cluster.add_pod(pod("client", "client", affinity=[term("db", ZONE)]))
     sched.run_until_idle()
     assert sched.pending_reasons()["default/client"] == (
-        "0/5 nodes are available: 5 node(s) didn't match pod affinity rules.")
+        "0/5 nodes are available: 5 node(s) didn't match pod affinity rules."
+        " preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling..")
     peer = pod("db", "db")
     peer.node_name = "n3"  # a bound pod appears: the hint requeues the client
     cluster.add_pod(peer)

@@ -33,7 +33,9 @@ def test_schedules_every_pod_and_respects_capacity(make_scheduler):
     assert per_node == {"n0": 2, "n1": 2, "n2": 2}
     pending = sched.pending_reasons()
     assert list(pending) == ["default/p6"]
-    assert pending["default/p6"] == "0/3 nodes are available: 3 Insufficient cpu."
+    assert pending["default/p6"] == (
+        "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: "
+        "3 No preemption victims found for incoming pod..")
 
 
 def test_fit_error_message_sorts_reasons_and_counts(make_scheduler):
@@ -44,7 +46,8 @@ def test_fit_error_message_sorts_reasons_and_counts(make_scheduler):
     sched.run_until_idle()
     assert sched.failures["default/big"] == (
         "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}, "
-        "2 Insufficient cpu.")
+        "2 Insufficient cpu. preemption: 0/3 nodes are available: 1 Preemption is not "
+        "helpful for scheduling, 2 No preemption victims found for incoming pod..")
 
 
 def test_least_allocated_spreads_and_same_seed_same_placements(make_scheduler):
@@ -181,7 +184,8 @@ def test_prefilter_narrowing_to_missing_node_reports_absent_nodes(make_scheduler
     cluster.add_pod(pod)
     sched.run_until_idle()
     assert sched.failures["default/ds"] == (
-        "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity].")
+        "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+        " preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..")
 
 
 def test_rotating_start_index_spreads_filter_work(make_scheduler):

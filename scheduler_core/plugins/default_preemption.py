@@ -1,0 +1,345 @@
+"""DefaultPreemption (spec §7). Extension point: PostFilter.
+
+When no node fits, find lower-priority pods whose eviction would let the pod in, evict them
+and nominate the pod to that node (kube's ``preemption.Evaluator.Preempt``):
+
+1. eligibility: ``preemptionPolicy: Never`` never preempts; a pod whose nominated node (not
+   UnschedulableAndUnresolvable this cycle) still has a lower-priority pod terminating waits;
+2. potential nodes: those whose status this cycle is exactly Unschedulable, in list order;
+3. a dry run over ``potential[(offset + i) % n]`` (random offset) until at least one candidate
+   breaks no PodDisruptionBudget and ``numCandidates`` candidates are known;
+4. pick one candidate (fewest PDB violations, lowest top victim priority, smallest priority
+   sum, fewest victims, latest start of the top-priority victims, then the first);
+5. evict its victims through the cluster store (a waiting pod is rejected instead), clear the
+   nomination of lower-priority pods nominated to that node, and nominate the pod there.
+
+Args (``DefaultPreemptionArgs``):
+    minCandidateNodesPercentage  0..100, default 10
+    minCandidateNodesAbsolute    >= 0, default 100 (not both 0)
+
+The dry run mutates the live node table and always restores it (``default_preemption_victims``).
+It walks the nodes in upstream's order with upstream's early stop, evaluating them in chunks:
+when every active Filter plugin is node-local and no PreFilter extension is active, a chunk's
+nodes are evaluated together (one vectorised filter call per reprieve round), otherwise one at
+a time with cloned CycleStates, exactly as upstream. Both give the same candidates.
+
+Differences from upstream, by design: candidates keep dry-run order, so the last tie-break
+takes the first of them (upstream iterates a map); PDB ``disruptionsAllowed`` is computed here
+(see ``default_preemption_pdb``); victims are deleted at once (no graceful termination), so the
+"terminating victim" wait applies only to pods that already carry a deletionTimestamp (there
+are no pod conditions, so the DisruptionTarget check is not made); a pod's preemptionPolicy
+falls back to its PriorityClass's when the pod spec has none (admission's job upstream).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from scheduler_core.api.pod import Pod
+from scheduler_core.errors import ConfigError, NotFoundError
+from scheduler_core.framework.diagnosis import Diagnosis, FitError
+from scheduler_core.framework.interface import Code, CycleState, PostFilterResult, Status
+from scheduler_core.plugins import names
+from scheduler_core.plugins.default_preemption_pdb import Budget, budgets
+from scheduler_core.plugins.default_preemption_victims import (
+    Victims,
+    node_local,
+    select_victims_batch,
+    select_victims_on_node,
+)
+from scheduler_core.plugins.helper import check_keys, require_int, require_mapping
+
+__all__ = [
+    "NAME",
+    "Candidate",
+    "DefaultPreemption",
+    "DefaultPreemptionArgs",
+    "num_candidates",
+    "pick_one_node",
+]
+
+NAME = names.DEFAULT_PREEMPTION
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+_PRIORITY_OFFSET = 2**31  # MaxInt32 + 1: keeps every term of the priority sum non-negative
+
+
+# --------------------------------------------------------------------------- args
+@dataclass(frozen=True, slots=True)
+class DefaultPreemptionArgs:
+    min_candidate_nodes_percentage: int = 10  # 0..100: share of potential nodes to dry-run
+    min_candidate_nodes_absolute: int = 100  # >= 0: at least this many candidates
+
+    @classmethod
+    def parse(cls, args: dict | None, path: str = "") -> DefaultPreemptionArgs:
+        def at(key: str) -> str:
+            return f"{path}.{key}" if path else key
+
+        data = require_mapping(args, path)
+        check_keys(data, path, ("minCandidateNodesPercentage", "minCandidateNodesAbsolute"),
+                   "DefaultPreemptionArgs")
+        pct = require_int(data.get("minCandidateNodesPercentage"),
+                          at("minCandidateNodesPercentage"), 10)
+        absolute = require_int(data.get("minCandidateNodesAbsolute"),
+                               at("minCandidateNodesAbsolute"), 100)
+        if not 0 <= pct <= 100:
+            raise ConfigError(f"not in valid range [0, 100], got {pct}",
+                              field=at("minCandidateNodesPercentage"))
+        if absolute < 0:
+            raise ConfigError(f"not in valid range [0, inf), got {absolute}",
+                              field=at("minCandidateNodesAbsolute"))
+        if pct == 0 and absolute == 0:
+            raise ConfigError("cannot be zero at the same time as minCandidateNodesAbsolute",
+                              field=at("minCandidateNodesPercentage"))
+        return cls(pct, absolute)
+
+
+def num_candidates(num_potential: int, percentage: int, absolute: int) -> int:
+    """``calculateNumCandidates``: a share of the potential nodes, at least ``absolute``, at
+    most all of them."""
+    n = num_potential * percentage // 100
+    return min(max(n, absolute), num_potential)
+
+
+# --------------------------------------------------------------------------- candidates
+@dataclass(slots=True)
+class Candidate:
+    node: str
+    slot: int
+    victims: Victims
+
+
+def _earliest_top_start(pods: Sequence[Pod], now: float) -> float:
+    """``GetEarliestPodStartTime``: the earliest start among the highest-priority victims."""
+    top = max(p.priority for p in pods)
+    return min((now if p.start_time is None else p.start_time)
+               for p in pods if p.priority == top)
+
+
+def pick_one_node(candidates: Sequence[Candidate], now: float) -> Candidate:
+    """``pickOneNodeForPreemption`` with the default criteria, each a score where higher is
+    better; a criterion only breaks the ties the previous ones left."""
+    criteria = (
+        lambda c: -c.victims.num_pdb_violations,
+        lambda c: -c.victims.pods[0].priority,
+        lambda c: -sum(p.priority + _PRIORITY_OFFSET for p in c.victims.pods),
+        lambda c: -len(c.victims.pods),
+        lambda c: _earliest_top_start(c.victims.pods, now),
+    )
+    remaining = list(candidates)
+    for score in criteria:
+        if len(remaining) == 1:
+            break
+        values = [score(c) for c in remaining]
+        best = max(values)
+        remaining = [c for c, v in zip(remaining, values, strict=True) if v == best]
+    return remaining[0]
+
+
+def _aggregate(messages: list[str]) -> str:
+    """``utilerrors.NewAggregate(errs).Error()``: one message as is, several deduplicated in
+    brackets."""
+    uniq = list(dict.fromkeys(messages))
+    return uniq[0] if len(uniq) == 1 else "[" + ", ".join(uniq) + "]"
+
+
+def _next_chunk(k: int, found: int, processed: int) -> int:
+    """How many nodes to evaluate together next: enough, at the candidate density seen so
+    far, to reach ``k`` candidates (with a margin); twice as many as so far when there is no
+    density to go by (none found, or only PDB-violating ones while ``k`` are known). Only the
+    work past the stopping point depends on it, never the result."""
+    if found == 0 or found >= k:
+        return 2 * processed
+    return -(-(k - found) * processed * 5 // (found * 4)) + 8
+
+
+@dataclass(slots=True)
+class _DryRun:
+    candidates: list[Candidate]
+    failed: list[tuple[int, Status]]
+    errors: list[str]
+
+
+# --------------------------------------------------------------------------- plugin
+class DefaultPreemption:
+    name: ClassVar[str] = NAME
+
+    def __init__(self, args: dict | None = None, handle: Any = None, *,
+                 args_path: str = "") -> None:
+        self.args = DefaultPreemptionArgs.parse(args, args_path)
+        self.handle = handle
+
+    # ------------------------------------------------------------------ PostFilter
+    def post_filter(self, state: CycleState, pod: Pod, diagnosis: Diagnosis
+                    ) -> tuple[PostFilterResult | None, Status]:
+        result, status = self.preempt(state, pod, diagnosis)
+        if status.reasons:
+            status = Status(status.code, ("preemption: " + status.message,), status.plugin)
+        return result, status
+
+    def preempt(self, state: CycleState, pod: Pod, diagnosis: Diagnosis
+                ) -> tuple[PostFilterResult | None, Status]:
+        """kube's ``Evaluator.Preempt`` (messages without the "preemption: " prefix)."""
+        h = self.handle
+        latest = h.cluster.pods.get(pod.key)
+        if latest is None:
+            return None, Status.error(f'pods "{pod.name}" not found')
+        pod = latest
+        why = self._not_eligible(pod, diagnosis)
+        if why:
+            return None, Status.unschedulable(why)
+        fwk = h.framework_for(pod)
+        potential = self.potential_nodes(diagnosis)
+        if len(potential) == 0:
+            return PostFilterResult(""), Status.unschedulable(self._fit_error(pod, []))
+        offset = int(h.rng.integers(len(potential)))
+        k = num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
+                           self.args.min_candidate_nodes_absolute)
+        run = self.dry_run(fwk, state, pod, potential, offset, k)
+        if not run.candidates:
+            if run.errors:
+                return None, Status.error(_aggregate(run.errors))
+            return PostFilterResult(""), Status.unschedulable(self._fit_error(pod, run.failed))
+        now = h.clock.now()
+        best = run.candidates[0] if len(run.candidates) == 1 else \
+            pick_one_node(run.candidates, now)
+        self._prepare_candidate(best, pod)
+        return PostFilterResult(best.node), Status(Code.SUCCESS)
+
+    # ------------------------------------------------------------------ steps
+    def _preemption_policy(self, pod: Pod) -> str:
+        policy = pod.spec.preemption_policy
+        if not policy and pod.spec.priority_class_name:
+            pc = self.handle.cluster.priority_classes.get(pod.spec.priority_class_name)
+            policy = pc.preemption_policy if pc is not None else ""
+        return policy
+
+    def _not_eligible(self, pod: Pod, diagnosis: Diagnosis) -> str:
+        """``PodEligibleToPreemptOthers``: the reason the pod may not preempt, or ""."""
+        if self._preemption_policy(pod) == "Never":
+            return NOT_ELIGIBLE_NEVER
+        nominated = pod.nominated_node_name
+        if not nominated:
+            return ""
+        table = self.handle.table
+        slot = table.slot_of.get(nominated)
+        status = diagnosis.status_of(slot) if slot is not None else diagnosis.absent_status
+        # a node without a recorded status counts as UnschedulableAndUnresolvable (upstream's
+        # default for nodes absent from NodeToStatus)
+        if status is None or status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return ""
+        if slot is not None:
+            for p in table.pods[slot].values():
+                if p.priority < pod.priority and p.deletion_timestamp is not None:
+                    return NOT_ELIGIBLE_TERMINATING
+        return ""
+
+    def potential_nodes(self, diagnosis: Diagnosis) -> np.ndarray:
+        """Slots whose status this cycle is exactly Unschedulable, in node list order."""
+        table = self.handle.table
+        absent = diagnosis.absent_status
+        codes = np.full(table.high, -1 if absent is None else int(absent.code), dtype=np.int8)
+        if len(diagnosis.slots):
+            codes[diagnosis.slots] = diagnosis.codes()
+        order = table.order()
+        return order[codes[order] == int(Code.UNSCHEDULABLE)]
+
+    def _nominated_on(self, pod: Pod, part: np.ndarray, where: dict[int, str]
+                      ) -> dict[int, list[Pod]]:
+        """For the slots in ``part``, the pods the nominated pass adds there: nominated pods
+        of priority >= the pod's, other than the pod itself (spec §1.3)."""
+        out: dict[int, list[Pod]] = {}
+        if not where:
+            return out
+        queue = self.handle.queue
+        for s in part.tolist():
+            name = where.get(s)
+            if name is None:
+                continue
+            pods = [p for p in queue.nominated_pods_for_node(name)
+                    if p.uid != pod.uid and p.priority >= pod.priority and not p.node_name]
+            if pods:
+                out[s] = pods
+        return out
+
+    def dry_run(self, fwk: Any, state: CycleState, pod: Pod, potential: np.ndarray,
+                offset: int, k: int) -> _DryRun:
+        """``DryRunPreemption``: evaluate ``potential[(offset + i) % n]`` in order, stopping once
+        a non-violating candidate exists and ``k`` candidates are known. Returns the
+        non-violating candidates then the violating ones (at most ``k`` of each)."""
+        h = self.handle
+        table = h.table
+        n = len(potential)
+        rotated = np.concatenate((potential[offset:], potential[:offset]))
+        pdbs = h.cluster.list_pdbs()
+        budget: list[Budget] = budgets(pdbs, h.cluster.pods.values()) if pdbs else []
+        now = h.clock.now()
+        batch = node_local(fwk, state)
+        where = {slot: name for name in h.queue.nominated_node_names()
+                 if (slot := table.slot_of.get(name)) is not None} if batch else {}
+        good: list[Candidate] = []
+        violating: list[Candidate] = []
+        failed: list[tuple[int, Status]] = []
+        errors: list[str] = []
+        pos, chunk = 0, max(k, 1)
+        while pos < n:
+            part = rotated[pos:pos + chunk]
+            pos += len(part)
+            chunk = _next_chunk(k, len(good) + len(violating), pos)
+            outcomes: Any = None
+            if batch:
+                outcomes = iter(select_victims_batch(fwk, state, pod, table, part, budget, now,
+                                                     self._nominated_on(pod, part, where)))
+            for s in part.tolist():
+                victims, status = next(outcomes) if outcomes is not None else \
+                    select_victims_on_node(h, fwk, state, pod, s, budget, now)
+                if status is None and victims is not None and victims.pods:
+                    c = Candidate(table.node(s).name, s, victims)
+                    bucket = good if victims.num_pdb_violations == 0 else violating
+                    if len(bucket) < k:
+                        bucket.append(c)
+                    if good and len(good) + len(violating) >= k:
+                        return _DryRun(good + violating, failed, errors)
+                    continue
+                if status is None:
+                    status = Status.error(
+                        f'expected at least one victim pod on node "{table.node(s).name}"')
+                if status.code == Code.ERROR:
+                    errors.append(status.message)
+                failed.append((s, status))
+        return _DryRun(good + violating, failed, errors)
+
+    def _fit_error(self, pod: Pod, failed: list[tuple[int, Status]]) -> str:
+        """The FitError text over the dry-run statuses; every other node is "not helpful"."""
+        d = Diagnosis(self.handle.table.num_nodes)
+        if failed:
+            index: dict[Status, int] = {}
+            d.slots = np.asarray([s for s, _ in failed], dtype=np.int64)
+            d.status_index = np.asarray([index.setdefault(st, len(index)) for _, st in failed],
+                                        dtype=np.int64)
+            d.statuses = list(index)
+        d.absent_status = Status.unresolvable(NOT_HELPFUL)
+        return FitError(pod.key, d).message
+
+    def _prepare_candidate(self, c: Candidate, pod: Pod) -> None:
+        """Evict the victims (reject waiting ones) and clear lower-priority nominations."""
+        h = self.handle
+        for victim in c.victims.pods:
+            if victim.deletion_timestamp is not None:
+                continue  # already going away
+            waiting = h.get_waiting_pod(victim.uid)
+            if waiting is not None:
+                waiting.reject(NAME, "preempted")
+                continue
+            with contextlib.suppress(NotFoundError):
+                h.cluster.delete_pod(victim.namespace, victim.name)
+        for other in h.queue.nominated_pods_for_node(c.node):
+            if other.priority < pod.priority:
+                other.nominated_node_name = ""
+                h.queue.delete_nominated_pod(other)

@@ -1,0 +1,113 @@
+"""PodDisruptionBudgets for DefaultPreemption: budgets and the violating / non-violating split.
+
+There is no disruption controller in schedperf, so ``status.disruptionsAllowed`` is derived
+here, the way kube's disruption controller would compute it, from the pods each budget selects
+in its namespace:
+
+* ``expected`` = every selected pod (bound or pending: the controller counts the workload's
+  replicas, which include pods not yet scheduled);
+* ``healthy`` = selected pods that are bound (a bound pod counts as running and ready in this
+  fake cluster), not being deleted, and not listed in ``status.disruptedPods``;
+* ``desired`` = ``minAvailable`` (an integer, or a percentage of ``expected`` rounded up), or
+  ``expected - maxUnavailable`` (a percentage of ``expected`` rounded up; at least 0);
+* ``allowed`` = ``healthy - desired``, and 0 when that is negative, when ``expected`` is 0 or
+  when neither field is set (the controller then leaves ``expected`` at 0).
+
+The split itself is upstream's ``filterPodsWithPDBViolation`` (spec §7.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from scheduler_core.api.objects import PodDisruptionBudget
+from scheduler_core.api.pod import Pod
+
+__all__ = ["Budget", "budgets", "scaled_value", "split_by_pdb"]
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """A PDB that can match pods (non-empty selector) and its disruptions allowed."""
+
+    pdb: PodDisruptionBudget
+    allowed: int
+
+
+def scaled_value(value: int | str, total: int, *, round_up: bool) -> int:
+    """``intstr.GetScaledValueFromIntOrPercent``: an int as is, "N%" of ``total``."""
+    if isinstance(value, int):
+        return value
+    pct = int(value.rstrip("%"))
+    return -(-pct * total // 100) if round_up else pct * total // 100
+
+
+def _selects(pdb: PodDisruptionBudget, pod: Pod) -> bool:
+    """A nil or empty selector matches nothing (as preemption treats it)."""
+    sel = pdb.selector
+    return sel is not None and not sel.empty and pod.namespace == pdb.namespace and \
+        sel.matches(pod.labels)
+
+
+def disruptions_allowed(pdb: PodDisruptionBudget, pods: Iterable[Pod]) -> int:
+    """What the disruption controller would publish as ``status.disruptionsAllowed``."""
+    expected = healthy = 0
+    for p in pods:
+        if not _selects(pdb, p):
+            continue
+        expected += 1
+        if p.node_name and p.deletion_timestamp is None and p.name not in pdb.disrupted_pods:
+            healthy += 1
+    if pdb.max_unavailable is not None:
+        desired = max(0, expected - scaled_value(pdb.max_unavailable, expected, round_up=True))
+    elif pdb.min_available is not None:
+        desired = scaled_value(pdb.min_available, expected, round_up=True)
+    else:
+        return 0  # the controller leaves the expected count at 0: nothing may be disrupted
+    allowed = healthy - desired
+    return 0 if expected <= 0 or allowed <= 0 else allowed
+
+
+def budgets(pdbs: Sequence[PodDisruptionBudget], pods: Iterable[Pod]) -> list[Budget]:
+    """The budgets that can match a pod, with their disruptions allowed (one pass over pods
+    per namespace that has such a budget)."""
+    usable = [b for b in pdbs if b.selector is not None and not b.selector.empty]
+    if not usable:
+        return []
+    namespaces = {b.namespace for b in usable}
+    by_ns: dict[str, list[Pod]] = {ns: [] for ns in namespaces}
+    for p in pods:
+        bucket = by_ns.get(p.namespace)
+        if bucket is not None:
+            bucket.append(p)
+    return [Budget(b, disruptions_allowed(b, by_ns[b.namespace])) for b in usable]
+
+
+def split_by_pdb(pods: Sequence[Pod], budgets_: Sequence[Budget]
+                 ) -> tuple[list[Pod], list[Pod]]:
+    """``filterPodsWithPDBViolation``: (violating, non-violating), each in input order.
+
+    Every budget starts from its allowed disruptions; each pod, in order, takes one from every
+    budget that selects it (unless the pod is already in the budget's ``disruptedPods``), and
+    is violating when any of them drops below zero. A pod without labels matches none.
+    """
+    if not budgets_:
+        return [], list(pods)
+    allowed = [b.allowed for b in budgets_]
+    violating: list[Pod] = []
+    non_violating: list[Pod] = []
+    for p in pods:
+        bad = False
+        if p.labels:
+            for i, b in enumerate(budgets_):
+                pdb = b.pdb
+                if pdb.namespace != p.namespace or not _selects(pdb, p):
+                    continue
+                if p.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    bad = True
+        (violating if bad else non_violating).append(p)
+    return violating, non_violating
