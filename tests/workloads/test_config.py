@@ -102,11 +102,13 @@ def test_every_upstream_config_parses_and_resolves(path: Path) -> None:
     assert validate(path) == []
 
 
+@pytest.fixture(scope="module")
+def cases() -> dict[tuple[str, str], TestCase]:
+    return {(tc.topic, tc.name): tc for tc in load_configs(UPSTREAM)}
+
+
 @pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream scheduler_perf configs not present")
 class TestUpstreamContent:
-    @pytest.fixture(scope="class")
-    def cases(self) -> dict[tuple[str, str], TestCase]:
-        return {(tc.topic, tc.name): tc for tc in load_configs(UPSTREAM)}
 
     def test_folder_loads_every_topic(self, cases: dict) -> None:
         topics = {topic for topic, _ in cases}
