@@ -78,6 +78,12 @@ class WorkloadResult:
     unschedulable_pods: int = 0
     ignored_pods: int = 0  # unknown schedulerName
     extra: dict[str, float] = field(default_factory=dict)
+    # failure message -> pods left unscheduled with it when the workload ended
+    unschedulable_reasons: dict[str, int] = field(default_factory=dict)
+    # per collection window (its Name label): (seconds since the window opened, pods bound in
+    # scope, scheduling attempts) at every throughput sample, for upstream-style .dat files
+    progress_samples: dict[str, list[tuple[float, int, int]]] = field(default_factory=dict)
+    virtual_seconds: float = 0.0  # virtual time the run took (0 with the real clock)
 
     @property
     def name(self) -> str:

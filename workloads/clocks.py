@@ -1,0 +1,102 @@
+"""Time for a workload run: the scheduler's clock plus the harness's timers.
+
+Two modes (``run_workload(clock=...)``):
+
+``virtual`` (default): a :class:`~scheduler_core.queue.clock.FakeClock` that moves only by
+these documented rules, so the same seed gives the same events, placements and amount of work
+on every machine, however fast or loaded it is:
+
+* every scheduling attempt (one ``Scheduler.schedule_one`` that did something) costs
+  :data:`ATTEMPT_COST` = 1 ms of virtual time;
+* API writes made by ops (creating nodes, pods, namespaces, ...) cost no virtual time;
+* background work (churn ticks, rate-limited deletions and updates, steady-state replacement,
+  the end of a ``sleep`` or a steady-state ``duration``) runs from timers at virtual times;
+  timers due at the same time fire in the order they were set, and a periodic timer fires
+  every period even when several are due at once (no ticks are dropped);
+* when the scheduler has nothing to do, the clock jumps to the earliest of: the next timer,
+  the next queue flush that moves a pod (backoff expiry, the 5-minute unschedulable leftover
+  flush), a Permit timeout, or the end of the current wait.
+
+``real``: :class:`~scheduler_core.queue.clock.RealClock` (``time.monotonic``). Timers fire by
+elapsed wall time and an idle scheduler sleeps until the next timer or queue flush, as the
+upstream harness would idle.
+
+Throughput is measured on the wall clock in both modes (see workloads/metrics.py).
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable
+from itertools import count
+
+from scheduler_core.queue.clock import FakeClock, RealClock
+
+__all__ = ["ATTEMPT_COST", "CLOCK_MODES", "IDLE_SLEEP_MAX", "Timeline"]
+
+ATTEMPT_COST = 0.001  # virtual seconds per scheduling attempt
+CLOCK_MODES = ("virtual", "real")
+IDLE_SLEEP_MAX = 0.05  # real mode: longest single sleep while idle (keeps timeouts responsive)
+
+# A timer callback returns the time it wants to run next, or None when it is done.
+TimerFn = Callable[[], "float | None"]
+
+
+class Timeline:
+    """The run's clock and a heap of timers ordered by (due time, creation order)."""
+
+    __slots__ = ("_seq", "clock", "heap", "now", "virtual")
+
+    def __init__(self, mode: str = "virtual") -> None:
+        if mode not in CLOCK_MODES:
+            raise ValueError(f"clock must be one of {', '.join(CLOCK_MODES)}, got {mode!r}")
+        self.virtual = mode == "virtual"
+        self.clock: FakeClock | RealClock = FakeClock() if self.virtual else RealClock()
+        self.now: Callable[[], float] = self.clock.now
+        self.heap: list[tuple[float, int, TimerFn]] = []
+        self._seq = count()
+
+    # ------------------------------------------------------------------ timers
+    def call_at(self, due: float, fn: TimerFn) -> None:
+        heapq.heappush(self.heap, (due, next(self._seq), fn))
+
+    def call_later(self, delay: float, fn: TimerFn) -> None:
+        self.call_at(self.now() + delay, fn)
+
+    def next_due(self) -> float | None:
+        return self.heap[0][0] if self.heap else None
+
+    def has_due(self) -> bool:
+        heap = self.heap
+        return bool(heap) and heap[0][0] <= self.now()
+
+    def fire_due(self) -> int:
+        """Run every timer whose time has come (those it re-arms too, if already due)."""
+        heap = self.heap
+        fired = 0
+        now = self.now()
+        while heap and heap[0][0] <= now:
+            _, _, fn = heapq.heappop(heap)
+            nxt = fn()
+            fired += 1
+            if nxt is not None:
+                heapq.heappush(heap, (nxt, next(self._seq), fn))
+            now = self.now()
+        return fired
+
+    def pending(self) -> int:
+        return len(self.heap)
+
+    # ------------------------------------------------------------------ time passing
+    def advance_to(self, t: float) -> None:
+        """Let time pass until ``t``: jump (virtual) or sleep a bounded while (real)."""
+        if self.virtual:
+            clock = self.clock
+            assert isinstance(clock, FakeClock)
+            if t > clock.now():
+                clock.set(t)
+            return
+        delay = t - self.now()
+        if delay > 0:
+            time.sleep(min(delay, IDLE_SLEEP_MAX))

@@ -1,0 +1,312 @@
+"""Metrics collection windows: from collector data to perf-dash DataItems, and thresholds.
+
+A :class:`Window` is one upstream metrics collection (``createPods`` with
+``collectMetrics``, or ``startCollectingMetrics`` .. ``stopCollectingMetrics``). While it is
+open:
+
+* SchedulingThroughput: a :class:`~bench.collectors.throughput.ThroughputCollector` on the wall
+  clock (``time.perf_counter``), ticked between scheduling attempts; it counts pods whose
+  ``nodeName`` went from empty to set in the window's namespaces (and label selector), as
+  upstream's informer-based collector does since #127499, so pods deleted later still count.
+* histograms: the run's :class:`RunRecorder` is reset when the window opens (upstream resets the
+  metric families) and summarised with
+  :func:`~bench.collectors.histograms.histogram_summary` when it closes, one DataItem per
+  label-value combination of the test case's metrics collector config, in ms. The recorder's
+  ``NormalizeScore`` plugin timings are reported as upstream's ``ScoreExtensionNormalize``
+  extension point. ``scheduler_pod_scheduling_duration_seconds`` (and its ``_sli_`` variant,
+  same data) is measured on the run's clock, so it is virtual time in virtual mode.
+
+Besides upstream's items (``SchedulingThroughput``, the histograms and the newest
+``SchedulingDuration``), every window adds schedperf items (``Metric`` prefixed
+``schedperf_``): attempts per scheduled pod, pods by outcome, process CPU time, wall time split
+into scheduler / pod creation / harness, resident memory sampled every 0.5 s (Memory collector,
+on by default), and one ``schedperf_unschedulable_pods`` item per distinct failure message
+of pods still unscheduled in the window's namespaces when it closes (label ``reason``).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.collectors.histograms import histogram_summary
+from bench.collectors.recorder import CollectingRecorder
+from bench.collectors.throughput import ThroughputCollector, summarize
+from scheduler_core.api.pod import Pod
+from workloads.config import MetricsCollectorConfig, ThresholdMetricSelector
+from workloads.result import DataItem
+
+try:  # psutil is a declared dependency; degrade to "not measured" without it
+    import psutil
+
+    _PROCESS: Any = psutil.Process()
+except ImportError:  # pragma: no cover
+    _PROCESS = None
+
+__all__ = [
+    "NOT_APPLICABLE",
+    "RunRecorder",
+    "Window",
+    "apply_threshold",
+    "fill_labels",
+    "rss_bytes",
+]
+
+NOT_APPLICABLE = "not applicable"
+MEMORY_SAMPLE_INTERVAL = 0.5  # upstream's Memory collector samples every 500 ms
+# upstream's default collectors (newest): Throughput, Metrics, Memory, SchedulingDuration
+DEFAULT_COLLECTORS = frozenset({"Throughput", "Metrics", "Memory", "SchedulingDuration"})
+_POINT_ALIASES = {"NormalizeScore": "ScoreExtensionNormalize"}
+_POD_SCHEDULING = ("scheduler_pod_scheduling_duration_seconds",
+                   "scheduler_pod_scheduling_sli_duration_seconds")
+
+
+def rss_bytes() -> int:
+    """The process's resident set size now (0 when psutil is missing)."""
+    return int(_PROCESS.memory_info().rss) if _PROCESS is not None else 0
+
+
+class RunRecorder(CollectingRecorder):
+    """A CollectingRecorder that also keeps per-pod attempt counts for placements."""
+
+    def __init__(self, *, plugin_sample_percent: int = 10) -> None:
+        super().__init__(plugin_sample_percent=plugin_sample_percent)
+        self.scheduled_attempts: dict[str, int] = {}  # pod key -> attempts when bound
+        self.failed_attempts: dict[str, int] = {}  # pod key -> failed attempts
+
+    def pod_scheduled(self, pod: Pod, attempts: int, seconds: float) -> None:
+        self.pod_scheduling.append((attempts, seconds))
+        self.scheduled_attempts[pod.key] = attempts
+
+    def pod_unschedulable(self, pod: Pod, plugins: frozenset[str], message: str) -> None:
+        key = pod.key
+        self.unschedulable[key] = (plugins, message)
+        self.failed_attempts[key] = self.failed_attempts.get(key, 0) + 1
+
+    def reset_window(self) -> None:
+        """Drop the histogram observations (upstream resets the metric families)."""
+        self.extension_points.clear()
+        self.plugins.clear()
+        self.attempts.clear()
+        self.pod_scheduling.clear()
+
+
+@dataclass
+class Window:
+    """One open metrics collection."""
+
+    name: str  # the DataItem Name label: <test case>/<workload>/<namespace or name>
+    namespaces: frozenset[str]
+    label_selector: Mapping[str, str]
+    op_index: int
+    collectors: tuple[str, ...]
+    interval: float
+    attempts_fn: Callable[[], int]
+    bound: int = 0  # pods bound in scope since the window opened
+    created: int = 0  # pods created by ops while the window was open
+    create_seconds: float = 0.0
+    scheduler_seconds: float = 0.0
+    progress: list[tuple[float, int, int]] = field(default_factory=list)
+    rss: list[int] = field(default_factory=list)
+    throughput: ThroughputCollector | None = None
+    start_wall: float = 0.0
+    start_cpu: float = 0.0
+    start_attempts: int = 0
+    wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    _next_rss: float = 0.0
+    enabled: frozenset[str] = DEFAULT_COLLECTORS
+
+    def __post_init__(self) -> None:
+        self.enabled = frozenset(self.collectors) or DEFAULT_COLLECTORS
+
+    def matches(self, pod: Pod) -> bool:
+        if pod.namespace not in self.namespaces:
+            return False
+        sel = self.label_selector
+        if not sel:
+            return True
+        labels = pod.labels
+        return all(labels.get(k) == v for k, v in sel.items())
+
+    def start(self, recorder: RunRecorder) -> None:
+        gc.collect()  # upstream runs runtime.GC() before collecting
+        recorder.reset_window()
+        self.start_attempts = self.attempts_fn()
+        self.rss.append(rss_bytes())
+        self.start_cpu = time.process_time()
+        self.start_wall = time.perf_counter()
+        self._next_rss = self.start_wall + MEMORY_SAMPLE_INTERVAL
+        self.throughput = ThroughputCollector(scheduled=self._observe, now=time.perf_counter,
+                                              interval=self.interval)
+        self.throughput.start()
+
+    def _observe(self) -> int:
+        """Called by the throughput collector at each sample: also logs progress (and memory)."""
+        t = time.perf_counter()
+        self.progress.append((t - self.start_wall, self.bound,
+                              self.attempts_fn() - self.start_attempts))
+        if "Memory" in self.enabled and t >= self._next_rss:
+            self.rss.append(rss_bytes())
+            self._next_rss = t + MEMORY_SAMPLE_INTERVAL
+        return self.bound
+
+    def stop(self) -> dict[str, float]:
+        assert self.throughput is not None
+        summary = self.throughput.stop()
+        self.wall_seconds = time.perf_counter() - self.start_wall
+        self.cpu_seconds = time.process_time() - self.start_cpu
+        self.rss.append(rss_bytes())
+        return summary
+
+    @property
+    def harness_seconds(self) -> float:
+        """Window time spent neither scheduling nor creating pods (ops, collectors, loop)."""
+        return max(0.0, self.wall_seconds - self.scheduler_seconds - self.create_seconds)
+
+    # ------------------------------------------------------------------ DataItems
+    def items(self, throughput: dict[str, float], recorder: RunRecorder,
+              mcc: MetricsCollectorConfig, *, scheduled: int, unschedulable: Mapping[str, int],
+              ignored: int) -> list[DataItem]:
+        """Upstream items (throughput, histograms, SchedulingDuration) then schedperf's."""
+        name = self.name
+        want = self.enabled
+        out: list[DataItem] = []
+        if "Throughput" in want:
+            out.append(DataItem(dict(throughput), "pods/s",
+                                {"Name": name, "Metric": "SchedulingThroughput"}))
+        if "Metrics" in want:
+            out.extend(histogram_items(name, recorder, mcc))
+        if "SchedulingDuration" in want:
+            out.append(DataItem({"Duration": self.wall_seconds}, "s",
+                                {"Name": name, "Metric": "SchedulingDuration"}))
+        attempts = [float(a) for a, _ in recorder.pod_scheduling]
+        if attempts:
+            stats = summarize(attempts)
+            stats["Max"] = max(attempts)
+            out.append(DataItem(stats, "attempts",
+                                {"Name": name, "Metric": "schedperf_attempts_per_scheduled_pod"}))
+        n_attempts = self.attempts_fn() - self.start_attempts
+        out.append(DataItem(
+            {"Scheduled": float(scheduled), "Attempts": float(n_attempts),
+             "Created": float(self.created), "Unschedulable": float(sum(unschedulable.values())),
+             "Ignored": float(ignored)},
+            "pods", {"Name": name, "Metric": "schedperf_pods"}))
+        cpu = {"Total": self.cpu_seconds}
+        if scheduled:
+            cpu["PerScheduledPodMs"] = self.cpu_seconds / scheduled * 1000
+        out.append(DataItem(cpu, "s", {"Name": name, "Metric": "schedperf_cpu_seconds"}))
+        out.append(DataItem(
+            {"Total": self.wall_seconds, "Scheduler": self.scheduler_seconds,
+             "PodCreation": self.create_seconds, "Harness": self.harness_seconds},
+            "s", {"Name": name, "Metric": "schedperf_wall_seconds"}))
+        if "Memory" in want and self.rss:
+            mb = [r / 2**20 for r in self.rss]
+            stats = summarize(mb)
+            stats["Max"] = max(mb)
+            out.append(DataItem(stats, "MB", {"Name": name, "Metric": "schedperf_rss_memory"}))
+        for reason, n in sorted(unschedulable.items()):
+            out.append(DataItem({"Count": float(n)}, "pods",
+                                {"Name": name, "Metric": "schedperf_unschedulable_pods",
+                                 "reason": reason}))
+        return out
+
+
+def _grouped(recorder: RunRecorder) -> dict[str, dict[tuple[str, ...], list[float]]]:
+    """Recorder observations per metric, keyed by their label values."""
+    ext: defaultdict[tuple[str, ...], list[float]] = defaultdict(list)
+    for (point, _status, _profile), values in recorder.extension_points.items():
+        ext[(point,)].extend(values)
+    plugins: defaultdict[tuple[str, ...], list[float]] = defaultdict(list)
+    for (plugin, point, _status), values in recorder.plugins.items():
+        plugins[(plugin, _POINT_ALIASES.get(point, point))].extend(values)
+    attempts: defaultdict[tuple[str, ...], list[float]] = defaultdict(list)
+    for (result, _profile), values in recorder.attempts.items():
+        attempts[(result,)].extend(values)
+    pod = {(): [s for _, s in recorder.pod_scheduling]}
+    return {
+        "scheduler_framework_extension_point_duration_seconds": dict(ext),
+        "scheduler_plugin_execution_duration_seconds": dict(plugins),
+        "scheduler_scheduling_attempt_duration_seconds": dict(attempts),
+        _POD_SCHEDULING[0]: pod,
+        _POD_SCHEDULING[1]: pod,
+    }
+
+
+# label names of each metric's key tuple in _grouped
+_KEY_LABELS = {
+    "scheduler_framework_extension_point_duration_seconds": ("extension_point",),
+    "scheduler_plugin_execution_duration_seconds": ("plugin", "extension_point"),
+    "scheduler_scheduling_attempt_duration_seconds": ("result",),
+    _POD_SCHEDULING[0]: (),
+    _POD_SCHEDULING[1]: (),
+}
+
+
+def histogram_items(name: str, recorder: RunRecorder,
+                    mcc: MetricsCollectorConfig) -> list[DataItem]:
+    """Upstream metricsCollector.collect: per metric and label-value combination with samples,
+    Perc50/90/95/99 and Average in ms. Metrics schedperf does not produce are skipped, as
+    upstream skips metrics it cannot find."""
+    grouped = _grouped(recorder)
+    out = []
+    for metric in mcc.metrics:
+        series = grouped.get(metric)
+        if series is None:
+            continue
+        keys = _KEY_LABELS[metric]
+        for combo in mcc.label_combinations(metric):
+            values: list[float] = []
+            for key, obs in series.items():
+                labels = dict(zip(keys, key, strict=True))
+                if all(labels.get(k) == v for k, v in combo.items()):
+                    values.extend(obs)
+            if not values:
+                continue
+            bucket_metric = _POD_SCHEDULING[0] if metric in _POD_SCHEDULING else metric
+            data = {k: float(v) for k, v in histogram_summary(bucket_metric, values).items()}
+            out.append(DataItem(data, "ms", {"Name": name, "Metric": metric, **combo}))
+    return out
+
+
+def apply_threshold(items: Iterable[DataItem], threshold: float,
+                    selector: ThresholdMetricSelector) -> list[str]:
+    """Upstream applyThreshold: compare the selected bucket of every matching item; record
+    ``<Bucket>Threshold`` in its data. Returns the failure messages (none when threshold is 0)."""
+    if threshold == 0:
+        return []
+    bucket = selector.data_bucket or "Average"
+    errors = []
+    for item in items:
+        labels = item.labels
+        if labels.get("Metric") != selector.name:
+            continue
+        if any(labels.get(k) != v for k, v in selector.labels.items()):
+            continue
+        item.data[f"{bucket}Threshold"] = threshold
+        value = item.data.get(bucket)
+        if value is None:
+            errors.append(f'{labels.get("Name")}: no data present for "{selector.name}" '
+                          f'metric "{bucket}" bucket')
+            continue
+        ok = value < threshold if selector.expect_lower else value > threshold
+        if not ok:
+            direction = "lower" if selector.expect_lower else "higher"
+            errors.append(f"{labels.get('Name')}: expected {selector.name} {bucket} to be "
+                          f"{direction}: got {value:.2f}, want {threshold:g}")
+    return errors
+
+
+def fill_labels(items: Iterable[DataItem]) -> None:
+    """Give every item every label key used by any item ("not applicable" when missing)."""
+    items = list(items)
+    keys: dict[str, None] = {}
+    for item in items:
+        keys.update(dict.fromkeys(item.labels))
+    for item in items:
+        for k in keys:
+            item.labels.setdefault(k, NOT_APPLICABLE)

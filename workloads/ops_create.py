@@ -1,0 +1,229 @@
+"""Ops that create or update objects: createNodes, createNamespaces, createPods (also in a
+steady state), createAny, updateAny.
+
+Each op has a ``prepare_*`` step, run for every op before the first one executes (templates
+are read and parsed, unmodelled kinds and volumes are found up front), and a ``run_*`` step.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scheduler_core.api.objects import Namespace
+from scheduler_core.api.pod import Pod
+from scheduler_core.errors import AlreadyExistsError, NotFoundError, SchedulerCoreError
+from workloads.config_ops import CreateAny, CreateNamespaces, CreateNodes, CreatePods, UpdateAny
+from workloads.ops_objects import (
+    NodeFactory,
+    PodFactory,
+    TemplateFile,
+    UnsupportedWorkload,
+    WorkloadError,
+    pod_flags,
+    unsupported_kind_reason,
+)
+
+if TYPE_CHECKING:
+    from workloads.runner import Run
+
+__all__ = [
+    "prepare_create_any",
+    "prepare_create_namespaces",
+    "prepare_create_nodes",
+    "prepare_create_pods",
+    "prepare_update_any",
+    "run_create_any",
+    "run_create_namespaces",
+    "run_create_nodes",
+    "run_create_pods",
+    "run_update_any",
+]
+
+NO_POD_SCHEDULED = ("no pod at all got scheduled, either because of a problem or because the "
+                    "test interval was too small")
+
+
+# --------------------------------------------------------------------------- createNodes
+
+
+def prepare_create_nodes(run: Run, index: int, op: CreateNodes) -> NodeFactory:
+    source = (TemplateFile(op.node_template_path, op.template_params)
+              if op.node_template_path is not None else None)
+    return NodeFactory(run.api, source, index, allocatable=op.node_allocatable_strategy,
+                       label=op.label_node_prepare_strategy,
+                       unique=op.unique_node_label_strategy)
+
+
+def run_create_nodes(run: Run, index: int, op: CreateNodes) -> None:
+    factory: NodeFactory = run.prepared[index]
+    add = run.cluster.add_node
+    count = op.count
+    for i in range(count):
+        try:
+            add(factory.make(i, count))
+        except SchedulerCoreError as exc:
+            raise WorkloadError(f"creating node: {exc}") from None
+        if (i & 1023) == 1023:
+            run.check_timeout()
+
+
+# --------------------------------------------------------------------------- createNamespaces
+
+
+def prepare_create_namespaces(run: Run, index: int, op: CreateNamespaces) -> dict[str, str]:
+    if op.namespace_template_path is None:
+        return {}
+    tf = TemplateFile(op.namespace_template_path)
+    m = tf.manifest(0, 1)
+    kind = m.get("kind") if isinstance(m, dict) else None
+    if kind != "Namespace":
+        raise WorkloadError(f'{tf.source}: parsing NamespaceTemplate: expected kind '
+                            f'"Namespace", got "{kind}"')
+    labels = (m.get("metadata") or {}).get("labels") or {}
+    if not isinstance(labels, dict):
+        raise WorkloadError(f"{tf.source}: metadata.labels: expected a mapping")
+    return {str(k): str(v) for k, v in labels.items()}
+
+
+def run_create_namespaces(run: Run, index: int, op: CreateNamespaces) -> None:
+    labels: dict[str, str] = run.prepared[index]
+    for i in range(op.count):
+        name = f"{op.prefix}-{i}"
+        if name not in run.cluster.namespaces:
+            run.cluster.add_namespace(Namespace(name, dict(labels)))
+        run.known_ns.setdefault(name, 0)
+
+
+# --------------------------------------------------------------------------- createPods
+
+
+def prepare_create_pods(run: Run, index: int, op: CreatePods) -> PodFactory:
+    if op.persistent_volume_claim_template_path or op.persistent_volume_template_path:
+        raise UnsupportedWorkload(
+            "persistentVolumeClaimTemplatePath/persistentVolumeTemplatePath give every pod a "
+            "bound PersistentVolumeClaim volume: kinds PersistentVolume and "
+            "PersistentVolumeClaim are not modelled by scheduler_core")
+    assert op.namespace is not None  # resolve() fills it in
+    source = (TemplateFile(op.pod_template_path, op.template_params)
+              if op.pod_template_path is not None else None)
+    return PodFactory(run.api, source, op.namespace, batch=op.signature_batch_size)
+
+
+def run_create_pods(run: Run, index: int, op: CreatePods) -> None:
+    ns = op.namespace
+    assert ns is not None
+    run.register_namespace(ns)
+    factory: PodFactory = run.prepared[index]
+    if op.collect_metrics:
+        run.open_window(index, ns, (ns,), {}, ())
+    if op.steady_state:
+        _steady_state(run, index, op, factory)
+    else:
+        run.create_pods(factory, op.count)
+        if op.skip_wait_to_completion:
+            run.known_ns[ns] = run.known_ns.get(ns, 0) + op.count
+        else:
+            run.wait_scheduled(index, ns, op.count)
+    if op.collect_metrics:
+        run.close_window(index)
+
+
+def _steady_state(run: Run, index: int, op: CreatePods, factory: PodFactory) -> None:
+    """Upstream createPodsSteadily: ``count`` pods in flight for ``duration``; every pod seen
+    scheduled is deleted (grace period 0) and replaced by a new one."""
+    ns = op.namespace
+    assert ns is not None
+    tl = run.timeline
+    end = tl.now() + op.duration
+    pending: list[Pod] = []
+    scheduled = 0
+
+    def replace_scheduled() -> None:
+        nonlocal scheduled
+        batch, pending[:] = list(pending), []
+        for pod in batch:
+            scheduled += 1
+            run.api.delete_pod(pod.namespace, pod.name, grace_zero=True)
+            run.create_pods(factory, 1)
+
+    def on_bind(pod: Pod) -> None:
+        if pod.namespace == ns and tl.now() < end:
+            if not pending:
+                tl.call_at(tl.now(), lambda: replace_scheduled())
+            pending.append(pod)
+
+    run.create_pods(factory, op.count)
+    run.bind_hooks.append(on_bind)
+    try:
+        run.run_until(None, until=end, what=f"steady state in namespace {ns}")
+    finally:
+        run.bind_hooks.remove(on_bind)
+    if scheduled == 0 and not pending:
+        raise WorkloadError(NO_POD_SCHEDULED)
+
+
+# --------------------------------------------------------------------------- createAny / updateAny
+
+
+def _template_kind_check(tf: TemplateFile, count: int) -> None:
+    reason = unsupported_kind_reason(tf.kind(count))
+    if reason:
+        raise UnsupportedWorkload(f"{tf.source}: {reason}")
+
+
+def prepare_create_any(run: Run, index: int, op: CreateAny) -> TemplateFile:
+    assert op.template_path is not None
+    tf = TemplateFile(op.template_path, op.template_params)
+    _template_kind_check(tf, op.count or 1)
+    return tf
+
+
+def run_create_any(run: Run, index: int, op: CreateAny) -> None:
+    tf: TemplateFile = run.prepared[index]
+    if op.namespace:
+        run.register_namespace(op.namespace)
+    count = 1 if op.count is None else op.count
+    for i in range(count):
+        manifest = tf.manifest(i, count)
+        obj = run.api.parse(manifest, source=tf.source, namespace=op.namespace, index=i)
+        try:
+            run.api.create(obj, pod_flags(manifest))
+        except SchedulerCoreError as exc:
+            raise WorkloadError(f"{tf.source}: create: {exc}") from None
+
+
+def prepare_update_any(run: Run, index: int, op: UpdateAny) -> TemplateFile:
+    assert op.template_path is not None
+    tf = TemplateFile(op.template_path)
+    _template_kind_check(tf, op.count or 1)
+    return tf
+
+
+def run_update_any(run: Run, index: int, op: UpdateAny) -> None:
+    """Update (+UpdateStatus) ``count`` objects, all at once or ``updatePerSecond``; the op
+    blocks until done while the scheduler keeps running (upstream's ticker loop)."""
+    tf: TemplateFile = run.prepared[index]
+    if op.namespace:
+        run.register_namespace(op.namespace)
+    count = 1 if op.count is None else op.count
+
+    def update(i: int) -> None:
+        manifest = tf.manifest(i, count)
+        obj = run.api.parse(manifest, source=tf.source, namespace=op.namespace, index=i)
+        try:
+            run.api.update(obj, op.subresources)
+        except NotFoundError as exc:
+            where = f' in namespace "{op.namespace}"' if op.namespace else ""
+            raise WorkloadError(f"Failed to update object: failed to update object{where}: "
+                                f"{exc}") from None
+        except AlreadyExistsError as exc:  # pragma: no cover - updates never add
+            raise WorkloadError(str(exc)) from None
+        except SchedulerCoreError as exc:
+            raise WorkloadError(f"Failed to update object: {exc}") from None
+
+    if op.update_per_second == 0:
+        for i in range(count):
+            update(i)
+        return
+    run.run_rate_limited(index, count, op.update_per_second, update, wait=True,
+                         what=f"updateAny {tf.source}")
