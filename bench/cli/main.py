@@ -7,17 +7,30 @@ import sys
 import click
 
 from bench.cli.demo import demo
+from bench.cli.list import list_workloads
+from bench.cli.run import run
+from bench.cli.validate import validate
 from scheduler_core.errors import SchedulerCoreError
 
 __all__ = ["cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _InOrder(click.Group):
+    """Lists subcommands in workflow order (the order they are added), as asv does."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
+
+
+@click.group(cls=_InOrder, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="schedperf")
 def cli() -> None:
     """schedperf: performance-regression benchmarking for Kubernetes-style scheduling."""
 
 
+cli.add_command(run)
+cli.add_command(list_workloads)
+cli.add_command(validate)
 cli.add_command(demo)
 
 

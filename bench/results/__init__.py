@@ -1,0 +1,44 @@
+"""Writers for what a ``schedperf run`` produced.
+
+    write_dataitems(results, out_dir, topic, when=None) -> Path   perf-dash DataItems JSON
+    write_results_parquet(path, results, env, run_id=..., timestamp=...)   tidy metric rows
+    write_placements_parquet(path, results)                       one row per pod
+    write_decisions_parquet(path, results) -> Path | None         when decisions were recorded
+    environment_fingerprint(clock=..., seed=...) -> dict          machine, git, BLAS, threads
+
+Every file is written atomically (a temporary file in the same folder, then ``os.replace``).
+The columns are documented in ``docs/results-schema.md``.
+"""
+
+from __future__ import annotations
+
+from bench.results.dataitems import (
+    atomic_write_bytes,
+    dataitems_file_name,
+    dataitems_payload,
+    write_dataitems,
+)
+from bench.results.environment import environment_fingerprint, git_info
+from bench.results.parquet import (
+    RESULTS_SCHEMA_VERSION,
+    placement_rows,
+    result_rows,
+    write_decisions_parquet,
+    write_placements_parquet,
+    write_results_parquet,
+)
+
+__all__ = [
+    "RESULTS_SCHEMA_VERSION",
+    "atomic_write_bytes",
+    "dataitems_file_name",
+    "dataitems_payload",
+    "environment_fingerprint",
+    "git_info",
+    "placement_rows",
+    "result_rows",
+    "write_dataitems",
+    "write_decisions_parquet",
+    "write_placements_parquet",
+    "write_results_parquet",
+]
