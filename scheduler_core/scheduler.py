@@ -36,6 +36,8 @@ from scheduler_core.framework.metrics import (
     NoopRecorder,
 )
 from scheduler_core.framework.runtime import Framework, ScoreBreakdown
+from scheduler_core.nodetable.accounting import Placement
+from scheduler_core.plugins.node_local import node_local
 from scheduler_core.queue.clock import Clock, FakeClock
 from scheduler_core.queue.scheduling_queue import PriorityQueue
 
@@ -43,6 +45,7 @@ __all__ = ["IgnoredPod", "Scheduler", "num_feasible_nodes_to_find"]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+_FEW_SLOTS = 8  # a nominated pass over at most this many nodes looks up just their pods
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -164,6 +167,12 @@ class _Handle:
                                   slot: int) -> Status | None:
         return self._s.filter_one_node(framework, state, pod, slot)
 
+    def nominated_placement(self, pod: Pod) -> Placement:
+        """The pods the nominated pass adds while ``pod`` is scheduled, per slot: nominated
+        there, of priority >= the pod's, not the pod itself, not bound (memoised for the
+        cycle scheduling ``pod``)."""
+        return self._s.nominated_placement(pod)
+
 
 class Scheduler:
     """One scheduling loop over one cluster, with one framework per profile (schedulerName)."""
@@ -217,6 +226,8 @@ class Scheduler:
         self.waiting: dict[str, WaitingPod] = {}
         self._plugin_sample_tick = 99  # the first cycle is sampled
         self._error_retry_generation = -1
+        self._cycle_pod: Pod | None = None  # the pod of the scheduling cycle under way
+        self._nominated_memo: tuple[Pod, Placement] | None = None
         cluster.subscribe(self._on_event)
         if reject_unknown_scheduler:
             cluster.admission_hooks.append(self._admit)
@@ -240,6 +251,7 @@ class Scheduler:
         return None if fwk is None else fwk.run_pre_enqueue(pod)
 
     def _on_event(self, ev: WatchEvent) -> None:
+        self._nominated_memo = None  # the queue may change nominations
         kind = ev.kind
         q = self.queue
         if kind == "Pod":
@@ -375,6 +387,17 @@ class Scheduler:
         self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
     ) -> tuple[str | WaitingPod | None, Status | None, Diagnosis | None,
                PostFilterResult | None]:
+        # nominated_placement(pod) is memoised for this cycle (any cluster event drops it)
+        self._cycle_pod, self._nominated_memo = pod, None
+        try:
+            return self._run_cycle(fwk, state, pod, record)
+        finally:
+            self._cycle_pod = self._nominated_memo = None
+
+    def _run_cycle(
+        self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
+    ) -> tuple[str | WaitingPod | None, Status | None, Diagnosis | None,
+               PostFilterResult | None]:
         table = self.cluster.table
         n_all = table.num_nodes
         if n_all == 0:
@@ -481,7 +504,7 @@ class Scheduler:
         pos = 0
         chunk = max(2 * k, 128)
         nominated = self.queue.has_nominated_pods()
-        pass1: dict[int, Status] = {}  # slot -> status of a node rejected by the nominated pass
+        pass1 = _Pass1()  # statuses of nodes the nominated pass rejected
         while pos < m and found < k:
             end = min(pos + chunk, m)
             a, b = start + pos, start + end
@@ -533,10 +556,8 @@ class Scheduler:
             bad = np.flatnonzero(ff_all >= 0)
             slots_failed, ff_failed = examined[bad], ff_all[bad]
             status_index, statuses = fwk.explain_filter(state, pod, table, slots_failed, ff_failed)
-            if pass1:  # explained with the nominated pods there, as that pass saw the node
-                for j in np.flatnonzero(np.isin(slots_failed, list(pass1))).tolist():
-                    status_index[j] = len(statuses)
-                    statuses.append(pass1[int(slots_failed[j])])
+            if pass1.statuses:  # explained with the nominated pods there, as that pass saw it
+                pass1.merge(slots_failed, status_index, statuses)
             diagnosis.slots = slots_failed
             diagnosis.status_index = status_index
             diagnosis.statuses = statuses
@@ -548,42 +569,104 @@ class Scheduler:
 
     def _apply_nominated(
         self, fwk: Framework, state: CycleState, pod: Pod, slots: np.ndarray,
-        mask: np.ndarray | None, first_fail: np.ndarray | None, pass1: dict[int, Status],
+        mask: np.ndarray | None, first_fail: np.ndarray | None, pass1: _Pass1,
     ) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """Pass 1 of RunFilterPluginsWithNominatedPods for nodes holding nominated pods of
-        equal or higher priority; such a node passes only if both passes pass. The status of
-        a node pass 1 rejects goes into ``pass1`` (slot -> status) for the diagnosis."""
-        table = self.cluster.table
-        for node_name in self.queue.nominated_node_names():
-            slot = table.slot_of.get(node_name)
-            if slot is None:
-                continue
-            where = np.flatnonzero(slots == slot)
-            if not len(where):
-                continue
-            i = int(where[0])
-            if mask is not None and not mask[i]:
-                continue
-            status = self._filter_with_nominated_pass(fwk, state, pod, slot)
-            if status is not None:
-                if mask is None:
-                    mask = np.ones(len(slots), dtype=bool)
-                    first_fail = np.full(len(slots), -1, dtype=np.int16)
-                assert first_fail is not None
-                mask[i] = False
-                first_fail[i] = fwk.filter_names.index(status.plugin) \
-                    if status.plugin in fwk.filter_names else 0
-                pass1[slot] = status
+        """Pass 1 of RunFilterPluginsWithNominatedPods for the nodes among ``slots`` that
+        passed the plain filter and hold nominated pods of equal or higher priority; such a
+        node passes only if both passes pass. The statuses of the nodes pass 1 rejects go into
+        ``pass1`` for the diagnosis."""
+        on = np.arange(len(slots)) if mask is None else np.flatnonzero(mask)
+        if not len(on):
+            return mask, first_fail
+        bad, ff, which, statuses = self._nominated_pass(fwk, state, pod, slots[on])
+        if not len(bad):
+            return mask, first_fail
+        if mask is None:
+            mask = np.ones(len(slots), dtype=bool)
+            first_fail = np.full(len(slots), -1, dtype=np.int16)
+        assert first_fail is not None
+        at = on[bad]
+        mask[at] = False
+        first_fail[at] = ff
+        pass1.record(self.cluster.table, slots[at], which, statuses)
         return mask, first_fail
 
-    def _filter_with_nominated_pass(self, fwk: Framework, state: CycleState, pod: Pod,
-                                    slot: int) -> Status | None:
+    def nominated_placement(self, pod: Pod, slots: np.ndarray | None = None) -> Placement:
+        """The pods the nominated pass adds while ``pod`` is scheduled, per slot: nominated
+        there, of priority >= the pod's, not the pod itself, not bound. Memoised for the
+        cycle scheduling ``pod``; a few ``slots`` only (when not memoised yet) are looked up
+        on their own."""
+        memo = self._nominated_memo
+        if memo is not None and memo[0] is pod:
+            return memo[1]
         table = self.cluster.table
-        node_name = table.node(slot).name
-        others = [p for p in self.queue.nominated_pods_for_node(node_name)
-                  if p.uid != pod.uid and p.priority >= pod.priority and not p.node_name]
-        if not others:
-            return None
+        queue = self.queue
+        uid, prio = pod.uid, pod.priority
+        by_slot: dict[int, list[Pod]] = {}
+        few = slots is not None and len(slots) <= _FEW_SLOTS
+        if few:
+            assert slots is not None
+            pairs = [(s, table.node(s).name) for s in slots.tolist()]
+        else:
+            slot_of = table.slot_of
+            pairs = [(s, name) for name in queue.nominated_node_names()
+                     if (s := slot_of.get(name)) is not None]
+        for slot, name in pairs:
+            others = [p for p in queue.nominated_pods_for_node(name)
+                      if p.uid != uid and p.priority >= prio and not p.node_name]
+            if others:
+                by_slot[slot] = others
+        placement = Placement(by_slot, table.capacity)
+        if not few and pod is self._cycle_pod:
+            self._nominated_memo = (pod, placement)
+        return placement
+
+    def _nominated_pass(self, fwk: Framework, state: CycleState, pod: Pod, slots: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Status]]:
+        """Pass 1 of RunFilterPluginsWithNominatedPods on each of ``slots`` (nodes without
+        such nominated pods pass it). Returns the positions in ``slots`` it rejects, for each
+        the index of the rejecting filter plugin and of its status in the returned list.
+
+        When the active filters are node-local (``plugins.node_local``), every node's
+        nominated pods are added at once, as loads on the accounting columns, and one filter
+        call checks them all; otherwise one node at a time with a cloned CycleState and the
+        PreFilter AddPod extensions, as upstream."""
+        placement = self.nominated_placement(pod, slots)
+        on = placement.on(slots)
+        none = np.zeros(0, dtype=np.int64)
+        if not len(on):
+            return none, none, none, []
+        idx = slots[on]
+        table = self.cluster.table
+        if node_local(fwk, state):
+            with placement.placed(table, idx):
+                mask, first_fail = fwk.run_filter(state, pod, table, idx, len(idx))
+                if mask is None or mask.all():
+                    return none, none, none, []
+                assert first_fail is not None
+                bad = np.flatnonzero(~mask)
+                which, statuses = fwk.explain_filter(state, pod, table, idx[bad],
+                                                     first_fail[bad])
+            return on[bad], first_fail[bad], which, statuses
+        names = fwk.filter_names
+        rejected: list[int] = []
+        plugins: list[int] = []
+        found: list[Status] = []
+        for j, s in zip(on.tolist(), idx.tolist(), strict=True):
+            status = self._filter_with_others(fwk, state, pod, s, placement.pods_on(s))
+            if status is not None:
+                rejected.append(j)
+                plugins.append(names.index(status.plugin) if status.plugin in names else 0)
+                found.append(status)
+        n = len(found)
+        return (np.asarray(rejected, dtype=np.int64), np.asarray(plugins, dtype=np.int64),
+                np.arange(n, dtype=np.int64), found)
+
+    def _filter_with_others(self, fwk: Framework, state: CycleState, pod: Pod, slot: int,
+                            others: list[Pod]) -> Status | None:
+        """Pass 1 on one node: ``others`` added to the table and, through the PreFilter
+        AddPod extensions, to a clone of ``state``."""
+        table = self.cluster.table
         state2 = state.clone()
         added = []
         try:
@@ -610,9 +693,10 @@ class Scheduler:
     def filter_one_node(self, fwk: Framework, state: CycleState, pod: Pod, slot: int
                         ) -> Status | None:
         """Both passes of RunFilterPluginsWithNominatedPods on one node (None = fits)."""
-        status = self._filter_with_nominated_pass(fwk, state, pod, slot)
-        if status is not None:
-            return status
+        bad, _, which, statuses = self._nominated_pass(fwk, state, pod,
+                                                       np.asarray([slot], dtype=np.int64))
+        if len(bad):
+            return statuses[int(which[0])]
         return self._filter_slot(fwk, state, pod, slot)
 
     def _prioritize_and_select(
@@ -746,6 +830,41 @@ class Scheduler:
         """Pod key -> last failure message, for pods still not bound."""
         return {k: v for k, v in self.failures.items()
                 if k in self.cluster.pods and not self.cluster.pods[k].node_name}
+
+
+class _Pass1:
+    """Statuses of the nodes the nominated pass rejected: per slot an index into
+    ``statuses`` (-1: none), for the diagnosis."""
+
+    def __init__(self) -> None:
+        self.index: np.ndarray | None = None
+        self.statuses: list[Status] = []
+
+    def record(self, table: Any, slots: np.ndarray, which: np.ndarray,
+               statuses: list[Status]) -> None:
+        if self.index is None:
+            self.index = np.full(table.high, -1, dtype=np.int64)
+        self.index[slots] = which + len(self.statuses)
+        self.statuses.extend(statuses)
+
+    def merge(self, slots: np.ndarray, status_index: np.ndarray, statuses: list[Status]
+              ) -> None:
+        """Give the examined ``slots`` it has a status for that status instead (appended to
+        ``statuses`` once, ``status_index`` pointing at it)."""
+        assert self.index is not None
+        mine = self.index[slots]
+        hit = np.flatnonzero(mine >= 0)
+        if not len(hit):
+            return
+        known = {st: i for i, st in enumerate(statuses)}
+        remap = np.empty(len(self.statuses), dtype=np.int64)
+        for k, st in enumerate(self.statuses):
+            i = known.get(st)
+            if i is None:
+                i = known[st] = len(statuses)
+                statuses.append(st)
+            remap[k] = i
+        status_index[hit] = remap[mine[hit]]
 
 
 class _CycleError(Exception):

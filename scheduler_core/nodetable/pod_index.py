@@ -16,6 +16,10 @@ Both route by label: a selector (or term) is filed under the label value its fir
 requirement demands (``selector_guard``), so a pod event checks only the selectors the pod can
 match, and ``TermIndex.candidates(labels)`` lists only the terms a pod can match.
 
+``PriorityLoads`` keeps, per distinct pod priority, per-slot columns of how many placed pods of
+that priority a node holds and their summed requests, so "what would leave each node if every
+pod below priority p were evicted" (DefaultPreemption's first check) is a few vector sums.
+
 Memory bound: with thousands of distinct selectors, columns would grow without limit.
 ``SelectorCounts`` is LRU-bounded (``max_keys``); an evicted key is rebuilt on its next use with
 one pass over placed pods. Hits, misses and evictions are counted so a benchmark can see
@@ -34,13 +38,16 @@ import numpy as np
 
 from scheduler_core.api.pod import Pod
 from scheduler_core.api.selectors import LabelSelector
+from scheduler_core.nodetable.accounting import load_of
 from scheduler_core.nodetable.table import NodeTable
 
 __all__ = [
     "NamespaceFilter",
+    "PriorityLoads",
     "SelectorCounts",
     "TermIndex",
     "domain_counts",
+    "priority_loads",
     "selector_counts",
     "selector_guard",
 ]
@@ -345,6 +352,105 @@ class TermIndex:
 
     def __len__(self) -> int:
         return len(self._cols)
+
+
+_PODS = "#pods"  # PriorityLoads' pod-count column (no resource has this name)
+
+
+class PriorityLoads:
+    """Per distinct priority of placed pods: per slot, the number of such pods and their summed
+    requests per resource (``NodeTable.add_pod``'s accounting of them). ``below(p, idx)``
+    adds up the priorities under ``p``.
+
+    A pod's priority is remembered when it is placed, so its removal takes off what its
+    arrival added. Columns of a priority go when its last pod leaves. Past ``max_priorities``
+    distinct priorities the index switches itself off (``enabled`` False, columns dropped,
+    no more listening): callers then use the pods themselves. One per table (columns are
+    named by priority and resource): use ``priority_loads``."""
+
+    def __init__(self, table: NodeTable, *, max_priorities: int = 32) -> None:
+        self.table = table
+        self.max_priorities = max_priorities
+        self.enabled = True
+        self._cols: dict[int, dict[str, str]] = {}  # priority -> resource (or _PODS) -> column
+        self._count: dict[int, int] = {}  # priority -> placed pods
+        self._prio: dict[str, int] = {}  # uid -> priority when placed
+        for slot in np.flatnonzero(table.pod_count[: table.high] > 0):  # live slots with pods
+            for pod in table.pods[slot].values():
+                self._on_pod(pod, int(slot), 1)
+            if not self.enabled:
+                return
+        table.pod_listeners.append(self._on_pod)
+
+    def _column(self, cols: dict[str, str], prio: int, resource: str) -> np.ndarray:
+        name = cols.get(resource)
+        if name is None:  # named by its key: the same column whenever it comes back
+            name = cols[resource] = f"priority-loads:{prio}:{resource}"
+            return self.table.register_column(name, np.int64, 0)
+        return self.table.column(name)
+
+    def _on_pod(self, pod: Pod, slot: int, delta: int) -> None:
+        if delta > 0:
+            prio = self._prio[pod.uid] = pod.priority
+        else:
+            prio = self._prio.pop(pod.uid, pod.priority)
+        cols = self._cols.get(prio)
+        if cols is None:
+            if delta < 0:
+                return
+            if len(self._cols) >= self.max_priorities:
+                self._disable()
+                return
+            cols = self._cols[prio] = {}
+            self._count[prio] = 0
+        self._column(cols, prio, _PODS)[slot] += delta
+        for r, v in load_of(pod.spec)[0]:
+            self._column(cols, prio, r)[slot] += delta * v
+        left = self._count[prio] = self._count[prio] + delta
+        if left == 0:
+            for name in cols.values():
+                self.table.drop_column(name)
+            del self._cols[prio], self._count[prio]
+
+    def _disable(self) -> None:
+        self.enabled = False
+        for cols in self._cols.values():
+            for name in cols.values():
+                self.table.drop_column(name)
+        self._cols.clear()
+        self._count.clear()
+        self._prio.clear()
+        if self._on_pod in self.table.pod_listeners:
+            self.table.pod_listeners.remove(self._on_pod)
+
+    def below(self, priority: int, idx: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Over the slots ``idx``: how many placed pods have a priority under ``priority``,
+        and their summed requests per resource (resources none of them requests are left
+        out)."""
+        column = self.table.column
+        pods: np.ndarray | None = None
+        res: dict[str, np.ndarray] = {}
+        for prio, cols in self._cols.items():
+            if prio >= priority:
+                continue
+            for r, name in cols.items():
+                part = column(name)[idx]
+                if r == _PODS:
+                    pods = part if pods is None else pods + part
+                else:
+                    res[r] = part if r not in res else res[r] + part
+        if pods is None:
+            pods = np.zeros(len(idx), dtype=np.int64)
+        return pods, res
+
+
+def priority_loads(table: NodeTable) -> PriorityLoads | None:
+    """The table's shared PriorityLoads index (created on first use), or None once it has
+    switched itself off."""
+    idx = table.indexes.get("priority-loads")
+    if idx is None:
+        idx = table.indexes["priority-loads"] = PriorityLoads(table)
+    return idx if idx.enabled else None
 
 
 def domain_counts(table: NodeTable, key: str, per_slot: np.ndarray,

@@ -30,6 +30,7 @@ from scheduler_core.api.pod import HostPort, Pod
 from scheduler_core.api.quantity import INT64_MAX
 from scheduler_core.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from scheduler_core.api.selectors import Taint, parse_int64
+from scheduler_core.nodetable.accounting import load_of
 
 __all__ = ["ZONE_LABEL", "NodeTable", "zone_key"]
 
@@ -360,18 +361,30 @@ class NodeTable:
             fn(pod, slot, -1)
 
     def _account(self, pod: Pod, slot: int, sign: int) -> None:
-        spec = pod.spec
-        for r, v in spec.requests.items():
-            col = self.requested.get(r)
+        requests, nz_cpu, nz_memory, ports = load_of(pod.spec)
+        requested = self.requested
+        for r, v in requests:
+            col = requested.get(r)
             if col is None:
-                self._add_resource(r)
-                col = self.requested[r]
-            col[slot] += sign * _clip(v)
-        self.nonzero_cpu[slot] += sign * spec.non_zero_cpu
-        self.nonzero_memory[slot] += sign * _clip(spec.non_zero_memory)
+                col = self.ensure_resource(r)
+            col[slot] += sign * v
+        self.nonzero_cpu[slot] += sign * nz_cpu
+        self.nonzero_memory[slot] += sign * nz_memory
         self.pod_count[slot] += sign
-        for hp in spec.host_ports:
+        for hp in ports:
             self._port(hp, slot, sign)
+
+    def ensure_resource(self, name: str) -> np.ndarray:
+        """The ``requested`` column of a resource, created (with ``allocatable`` 0) if new."""
+        col = self.requested.get(name)
+        if col is None:
+            self._add_resource(name)
+            col = self.requested[name]
+        return col
+
+    def port_add(self, hp: HostPort, slot: int, sign: int) -> None:
+        """Count a host port in use on ``slot`` (``sign`` 1) or no longer (-1)."""
+        self._port(hp, slot, sign)
 
     def _port(self, hp: HostPort, slot: int, sign: int) -> None:
         k_any = (hp.protocol, hp.port)

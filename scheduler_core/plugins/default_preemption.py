@@ -18,10 +18,14 @@ Args (``DefaultPreemptionArgs``):
     minCandidateNodesAbsolute    >= 0, default 100 (not both 0)
 
 The dry run mutates the live node table and always restores it (``default_preemption_victims``).
-It walks the nodes in upstream's order with upstream's early stop, evaluating them in chunks:
-when every active Filter plugin is node-local and no PreFilter extension is active, a chunk's
-nodes are evaluated together (one vectorised filter call per reprieve round), otherwise one at
-a time with cloned CycleStates, exactly as upstream. Both give the same candidates.
+It walks the nodes in upstream's order with upstream's early stop. When every active Filter
+plugin is node-local and no PreFilter extension is active (``plugins.node_local``), the nodes are
+evaluated together: one vectorised first check over the remaining nodes, then victims on as
+many fitting nodes as candidates are still missing (integer arithmetic on the nodes' free
+resources when only NodeResourcesFit reads the pods, one filter call per reprieve round
+otherwise); else one at a time with cloned CycleStates, exactly as upstream. Both give the
+same candidates. The nominated pods the nominated pass adds come from the scheduler, gathered
+once per cycle (``handle.nominated_placement``).
 
 Differences from upstream, by design: candidates keep dry-run order, so the last tie-break
 takes the first of them (upstream iterates a map); PDB ``disruptionsAllowed`` is computed here
@@ -51,6 +55,7 @@ from scheduler_core.plugins.default_preemption_victims import (
     node_local,
     select_victims_batch,
     select_victims_on_node,
+    summary_of,
 )
 from scheduler_core.plugins.helper import check_keys, require_int, require_mapping
 
@@ -67,7 +72,6 @@ NAME = names.DEFAULT_PREEMPTION
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
-_PRIORITY_OFFSET = 2**31  # MaxInt32 + 1: keeps every term of the priority sum non-negative
 
 
 # --------------------------------------------------------------------------- args
@@ -115,31 +119,23 @@ class Candidate:
     victims: Victims
 
 
-def _earliest_top_start(pods: Sequence[Pod], now: float) -> float:
-    """``GetEarliestPodStartTime``: the earliest start among the highest-priority victims."""
-    top = max(p.priority for p in pods)
-    return min((now if p.start_time is None else p.start_time)
-               for p in pods if p.priority == top)
-
-
 def pick_one_node(candidates: Sequence[Candidate], now: float) -> Candidate:
     """``pickOneNodeForPreemption`` with the default criteria, each a score where higher is
-    better; a criterion only breaks the ties the previous ones left."""
-    criteria = (
-        lambda c: -c.victims.num_pdb_violations,
-        lambda c: -c.victims.pods[0].priority,
-        lambda c: -sum(p.priority + _PRIORITY_OFFSET for p in c.victims.pods),
-        lambda c: -len(c.victims.pods),
-        lambda c: _earliest_top_start(c.victims.pods, now),
-    )
-    remaining = list(candidates)
-    for score in criteria:
-        if len(remaining) == 1:
-            break
-        values = [score(c) for c in remaining]
-        best = max(values)
-        remaining = [c for c, v in zip(remaining, values, strict=True) if v == best]
-    return remaining[0]
+    better; a criterion only breaks the ties the previous ones left: fewest PDB violations,
+    lowest priority of the first victim, smallest priority sum, fewest victims (the four as
+    one lexicographic key), then the latest start of the highest-priority victims."""
+    if len(candidates) == 1:
+        return candidates[0]
+    summaries = [summary_of(c.victims) for c in candidates]
+    keys = [(-c.victims.num_pdb_violations, -s.first_priority, -s.priority_sum,
+             -len(c.victims.pods)) for c, s in zip(candidates, summaries, strict=True)]
+    best = max(keys)
+    tied = [i for i, k in enumerate(keys) if k == best]
+    if len(tied) > 1:
+        starts = [summaries[i].earliest_top_start(now) for i in tied]
+        latest = max(starts)
+        tied = [i for i, v in zip(tied, starts, strict=True) if v == latest]
+    return candidates[tied[0]]
 
 
 def _aggregate(messages: list[str]) -> str:
@@ -250,24 +246,6 @@ class DefaultPreemption:
         order = table.order()
         return order[codes[order] == int(Code.UNSCHEDULABLE)]
 
-    def _nominated_on(self, pod: Pod, part: np.ndarray, where: dict[int, str]
-                      ) -> dict[int, list[Pod]]:
-        """For the slots in ``part``, the pods the nominated pass adds there: nominated pods
-        of priority >= the pod's, other than the pod itself (spec §1.3)."""
-        out: dict[int, list[Pod]] = {}
-        if not where:
-            return out
-        queue = self.handle.queue
-        for s in part.tolist():
-            name = where.get(s)
-            if name is None:
-                continue
-            pods = [p for p in queue.nominated_pods_for_node(name)
-                    if p.uid != pod.uid and p.priority >= pod.priority and not p.node_name]
-            if pods:
-                out[s] = pods
-        return out
-
     def dry_run(self, fwk: Any, state: CycleState, pod: Pod, potential: np.ndarray,
                 offset: int, k: int) -> _DryRun:
         """``DryRunPreemption``: evaluate ``potential[(offset + i) % n]`` in order, stopping once
@@ -281,8 +259,7 @@ class DefaultPreemption:
         budget: list[Budget] = budgets(pdbs, h.cluster.pods.values()) if pdbs else []
         now = h.clock.now()
         batch = node_local(fwk, state)
-        where = {slot: name for name in h.queue.nominated_node_names()
-                 if (slot := table.slot_of.get(name)) is not None} if batch else {}
+        nominated = h.nominated_placement(pod) if batch else None
         good: list[Candidate] = []
         violating: list[Candidate] = []
         failed: list[tuple[int, Status]] = []
@@ -290,12 +267,18 @@ class DefaultPreemption:
         pos, chunk = 0, max(k, 1)
         while pos < n:
             part = rotated[pos:pos + chunk]
-            pos += len(part)
-            chunk = _next_chunk(k, len(good) + len(violating), pos)
             outcomes: Any = None
             if batch:
-                outcomes = iter(select_victims_batch(fwk, state, pod, table, part, budget, now,
-                                                     self._nominated_on(pod, part, where)))
+                # victims only on as many fitting nodes as candidates are still missing: the
+                # batch stops there and the next one goes on from the node after
+                found = len(good) + len(violating)
+                done = select_victims_batch(fwk, state, pod, table, rotated[pos:], budget, now,
+                                            nominated, limit=max(k - found if found < k
+                                                                 else k, 1),
+                                            max_nodes=chunk)
+                part = rotated[pos:pos + len(done)]
+                outcomes = iter(done)
+            pos += len(part)
             for s in part.tolist():
                 victims, status = next(outcomes) if outcomes is not None else \
                     select_victims_on_node(h, fwk, state, pod, s, budget, now)
@@ -313,6 +296,7 @@ class DefaultPreemption:
                 if status.code == Code.ERROR:
                     errors.append(status.message)
                 failed.append((s, status))
+            chunk = _next_chunk(k, len(good) + len(violating), pos)
         return _DryRun(good + violating, failed, errors)
 
     def _fit_error(self, pod: Pod, failed: list[tuple[int, Status]]) -> str:

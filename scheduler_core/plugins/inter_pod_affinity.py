@@ -151,10 +151,9 @@ class InterPodAffinity:
         index = table.indexes.get(name)
         if index is None:
             if name == _ANTI_INDEX:
-                index = TermIndex(table, lambda p: pod_terms(p).required_anti,
-                                  lambda t: selector_guard(t.selector))
+                index = TermIndex(table, _anti_terms, lambda t: selector_guard(t.selector))
             else:
-                index = TermIndex(table, lambda p: pod_terms(p).score_terms,
+                index = TermIndex(table, _score_terms,
                                   lambda st: selector_guard(st.term.selector))
             table.indexes[name] = index
         return index
@@ -328,6 +327,23 @@ class InterPodAffinity:
 
 
 # --------------------------------------------------------------------------- helpers
+def _anti_terms(pod: Pod) -> tuple[AffinityTerm, ...]:
+    """The terms a placed pod files in the required anti-affinity index (run on every pod
+    event: most pods have none, which one attribute read tells)."""
+    if not pod.spec.affinity.required_pod_anti_affinity:
+        return ()
+    return pod_terms(pod).required_anti
+
+
+def _score_terms(pod: Pod) -> tuple[ScoreTerm, ...]:
+    """The terms a placed pod files in the scoring index (see ``_anti_terms``)."""
+    a = pod.spec.affinity
+    if not (a.required_pod_affinity or a.preferred_pod_affinity
+            or a.preferred_pod_anti_affinity):
+        return ()
+    return pod_terms(pod).score_terms
+
+
 def _term_of(st: Any) -> AffinityTerm:
     return st.term
 

@@ -82,9 +82,9 @@ class PodTerms(NamedTuple):
 
 
 _EMPTY = PodTerms((), (), (), (), ())
-# id(affinity), namespace -> (affinity kept alive so the id stays unique, depends on labels?,
-# terms)
-_cache: dict[tuple[int, str], tuple[Affinity, bool, PodTerms]] = {}
+# id(affinity), namespace -> (affinity kept alive so the id stays unique, the label keys the
+# terms read (matchLabelKeys / mismatchLabelKeys), {those labels' values: terms})
+_cache: dict[tuple[int, str], tuple[Affinity, tuple[str, ...], dict[tuple, PodTerms]]] = {}
 
 
 def _selector(term: PodAffinityTerm, labels: dict[str, str]) -> LabelSelector:
@@ -108,11 +108,13 @@ def resolve(term: PodAffinityTerm, pod: Pod) -> AffinityTerm:
                         _selector(term, pod.labels))
 
 
-def _uses_labels(affinity: Affinity) -> bool:
+def _label_keys(affinity: Affinity) -> tuple[str, ...]:
+    """The owner's labels the resolved terms depend on (matchLabelKeys, mismatchLabelKeys)."""
     terms = (*affinity.required_pod_affinity, *affinity.required_pod_anti_affinity,
              *(w.term for w in affinity.preferred_pod_affinity),
              *(w.term for w in affinity.preferred_pod_anti_affinity))
-    return any(t.match_label_keys or t.mismatch_label_keys for t in terms)
+    keys = {k: None for t in terms for k in (*t.match_label_keys, *t.mismatch_label_keys)}
+    return tuple(keys)
 
 
 def _build(affinity: Affinity, pod: Pod) -> PodTerms:
@@ -128,19 +130,25 @@ def _build(affinity: Affinity, pod: Pod) -> PodTerms:
 
 
 def pod_terms(pod: Pod) -> PodTerms:
-    """The pod's four term lists, resolved (memoised per pod spec and namespace)."""
+    """The pod's four term lists, resolved (memoised per pod spec, namespace and the values
+    of the labels the terms read)."""
     affinity = pod.spec.affinity
     if not affinity.has_pod_affinity:
         return _EMPTY
     key = (id(affinity), pod.namespace)
     hit = _cache.get(key)
-    if hit is not None and hit[0] is affinity:
-        return _build(affinity, pod) if hit[1] else hit[2]
-    uses_labels = _uses_labels(affinity)
-    terms = _build(affinity, pod)
-    if len(_cache) >= _CACHE_LIMIT:
-        _cache.clear()
-    _cache[key] = (affinity, uses_labels, terms)
+    if hit is None or hit[0] is not affinity:
+        if len(_cache) >= _CACHE_LIMIT:
+            _cache.clear()
+        hit = _cache[key] = (affinity, _label_keys(affinity), {})
+    labels = pod.labels
+    values = tuple(labels.get(k) for k in hit[1])
+    by_values = hit[2]
+    terms = by_values.get(values)
+    if terms is None:
+        if len(by_values) >= _CACHE_LIMIT:
+            by_values.clear()
+        terms = by_values[values] = _build(affinity, pod)
     return terms
 
 

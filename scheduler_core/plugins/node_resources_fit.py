@@ -61,6 +61,7 @@ from scheduler_core.plugins.resource_allocation import (
 
 __all__ = [
     "LEAST_ALLOCATED",
+    "MARGIN_LIMIT",
     "MOST_ALLOCATED",
     "NAME",
     "REQUESTED_TO_CAPACITY_RATIO",
@@ -77,6 +78,7 @@ _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 _TOO_MANY_PODS = "Too many pods"
 _NATIVE = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+MARGIN_LIMIT = 2**52  # margins() answers only below this (see there)
 
 
 def _is_extended(name: str) -> bool:
@@ -245,6 +247,31 @@ class NodeResourcesFit:
                 ok &= table.requested[name][idx] <= uniform - q
         return ok
 
+    def margins(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any
+                ) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]] | None:
+        """How much more each node at ``idx`` can take with ``pod`` still passing this filter:
+        (pods, [(resource, request) per checked resource]). A node passes iff every margin is
+        >= 0, and still passes once more pods are added iff their number and summed requests
+        stay within the margins. None when a quantity involved reaches ``MARGIN_LIMIT``
+        (2**52), so that callers adding up to 1024 pods' requests of less than that stay far
+        from int64 overflow (where the filter's own arithmetic would wrap)."""
+        req = self._request(state, pod)
+        alloc_pods, count_ = table.allocatable[PODS][idx], table.pod_count[idx]
+        if len(alloc_pods) and max(int(alloc_pods.max()), int(count_.max())) >= MARGIN_LIMIT:
+            return None
+        out = []
+        for name, q in req.checks:
+            alloc = table.allocatable.get(name)
+            if alloc is None:  # no node has the resource: the filter fails everywhere
+                out.append((name, np.full(len(alloc_pods), -1, dtype=np.int64)))
+                continue
+            a, r = alloc[idx], table.requested[name][idx]
+            if q >= MARGIN_LIMIT or (len(a) and max(int(a.max()), int(r.max()),
+                                                    -int(r.min())) >= MARGIN_LIMIT):
+                return None
+            out.append((name, a - r - q))
+        return alloc_pods - count_ - 1, out
+
     def explain(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any
                 ) -> tuple[np.ndarray, list[Status]]:
         """Every failing check of a node, as one Unschedulable status with all reasons."""
@@ -252,7 +279,14 @@ class NodeResourcesFit:
         bits = (table.pod_count[idx] >= table.allocatable[PODS][idx]).astype(np.int64)
         for j, (name, q) in enumerate(req.checks):
             bits |= _failing(table, name, q, idx).astype(np.int64) << (j + 1)
-        uniq, inverse = np.unique(bits, return_inverse=True)
+        if len(req.checks) <= 12:  # few bit patterns: count them instead of sorting
+            present = np.bincount(bits)
+            uniq = np.flatnonzero(present)
+            lookup = np.zeros(len(present), dtype=np.int64)
+            lookup[uniq] = np.arange(len(uniq))
+            inverse = lookup[bits]
+        else:
+            uniq, inverse = np.unique(bits, return_inverse=True)
         reasons = [_TOO_MANY_PODS] + [f"Insufficient {name}" for name, _ in req.checks]
         statuses = []
         for b in uniq.tolist():

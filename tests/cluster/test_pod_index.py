@@ -4,14 +4,17 @@ label updates, node removal and LRU eviction."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from scheduler_core.api.selectors import LabelSelector
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.nodetable.pod_index import (
     NamespaceFilter,
+    PriorityLoads,
     SelectorCounts,
     TermIndex,
     domain_counts,
+    priority_loads,
 )
 from tests.builders import make_node, make_pod
 
@@ -100,3 +103,65 @@ def test_term_index_tracks_carriers():
     c.delete_pod("default", "b")
     got = {t: col[: c.table.high].tolist() for t, col in index.terms()}
     assert got == {"term-x": [1, 0, 0]}
+
+
+# --------------------------------------------------------------------------- PriorityLoads
+def recount_below(cluster: Cluster, priority: int) -> tuple[list[int], dict[str, list[int]]]:
+    """From the pods themselves: per slot, the pods under ``priority`` and their requests."""
+    t = cluster.table
+    pods = [0] * t.high
+    res: dict[str, list[int]] = {}
+    for slot in range(t.high):
+        for p in t.pods[slot].values():
+            if p.priority < priority:
+                pods[slot] += 1
+                for r, v in p.spec.requests.items():
+                    res.setdefault(r, [0] * t.high)[slot] += v
+    return pods, res
+
+
+def below(index: PriorityLoads, cluster: Cluster, priority: int
+          ) -> tuple[list[int], dict[str, list[int]]]:
+    pods, res = index.below(priority, np.arange(cluster.table.high))
+    return pods.tolist(), {r: v.tolist() for r, v in res.items() if v.any()}
+
+
+def test_priority_loads_follow_adds_deletes_updates_and_node_removal():
+    c = cluster_with(4)
+    for i in range(3):  # placed before the index exists: counted when it is built
+        c.add_pod(make_pod(f"early{i}").req(cpu="100m").priority(i).node(f"n{i}").obj())
+    index = priority_loads(c.table)
+    assert index is not None and priority_loads(c.table) is index
+    for i in range(12):
+        c.add_pod(make_pod(f"p{i}").req(cpu=f"{100 * (i % 3 + 1)}m", memory="1Gi")
+                  .priority(i % 4).node(f"n{i % 4}").obj())
+    c.delete_pod("default", "p5")
+    c.update_pod(make_pod("p6").req(cpu="100m", memory="1Gi").priority(2).node("n2")
+                 .label("x", "y").obj())
+    c.delete_node("n3")
+    for prio in range(6):
+        assert below(index, c, prio) == recount_below(c, prio), prio
+
+
+def test_priority_loads_drop_a_priority_with_its_last_pod_and_switch_off_past_the_bound():
+    c = cluster_with(2)
+    index = PriorityLoads(c.table, max_priorities=3)
+    for prio in (1, 2, 3):
+        c.add_pod(make_pod(f"p{prio}").req(cpu="1").priority(prio).node("n0").obj())
+    c.delete_pod("default", "p3")  # priority 3 has no pod left: its columns go
+    c.add_pod(make_pod("p4").req(cpu="1").priority(4).node("n1").obj())  # room again
+    assert index.enabled and below(index, c, 10) == recount_below(c, 10)
+    c.add_pod(make_pod("p5").req(cpu="1").priority(5).node("n1").obj())  # a 4th priority
+    assert not index.enabled
+    assert not any(name.startswith("priority-loads") for name in c.table._extra)
+    assert index._on_pod not in c.table.pod_listeners
+
+
+@pytest.mark.parametrize("n_priorities", [2, 40], ids=["within-bound", "past-bound"])
+def test_priority_loads_shared_instance(n_priorities):
+    c = cluster_with(2)
+    for prio in range(n_priorities):
+        c.add_pod(make_pod(f"p{prio}").priority(prio).node("n0").obj())
+    got = priority_loads(c.table)
+    assert (got is not None) == (n_priorities <= 32)
+    assert priority_loads(c.table) is got

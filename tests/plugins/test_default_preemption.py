@@ -19,8 +19,9 @@ from scheduler_core.errors import ConfigError
 from scheduler_core.framework.config import build_frameworks, parse_config
 from scheduler_core.framework.diagnosis import Diagnosis
 from scheduler_core.framework.interface import Code, CycleState, PostFilterPlugin, Status
-from scheduler_core.nodetable.pod_index import NamespaceFilter, selector_counts
+from scheduler_core.nodetable.pod_index import NamespaceFilter, priority_loads, selector_counts
 from scheduler_core.plugins import default_preemption as dp
+from scheduler_core.plugins import default_preemption_victims as dv
 from scheduler_core.plugins import registry
 from scheduler_core.plugins.default_preemption import (
     NAME,
@@ -37,7 +38,11 @@ from scheduler_core.plugins.default_preemption_pdb import (
     scaled_value,
     split_by_pdb,
 )
-from scheduler_core.plugins.default_preemption_victims import Victims, select_victims_on_node
+from scheduler_core.plugins.default_preemption_victims import (
+    Victims,
+    select_victims_on_node,
+    summary_of,
+)
 from scheduler_core.queue.clock import FakeClock
 from scheduler_core.scheduler import Scheduler
 from tests.builders import make_node, make_pod
@@ -562,6 +567,7 @@ def test_dry_run_leaves_the_node_table_identical(batched, monkeypatch):
     counts = selector_counts(table).counts(NamespaceFilter(frozenset({"default"})),
                                            LabelSelector.parse({"matchLabels": {"app": "a"}}))
     before_counts = counts[:table.high].copy()
+    priority_loads(table)  # created on first use: its columns must come back unchanged too
     before = _snapshot(table)
     pod = pending("p", "1500m", 6)
     state, d = diagnose(sched, pod)
@@ -640,16 +646,20 @@ cluster_st = st.fixed_dictionaries({
     "nominated": st.lists(st.tuples(st.integers(0, 4), st.integers(0, 6),
                                     st.sampled_from(["300m", "800m"])), max_size=3),
     "offset": st.integers(0, 4),
-    "k": st.integers(1, 5),
+    "k": st.integers(0, 5),
+    "ports": st.lists(st.booleans(), max_size=14),  # which bound pods hold host port 8080
+    "pod_port": st.booleans(),  # the preemptor wants it too (NodePorts takes part)
 })
 
 
 def _build(case: dict) -> tuple[Cluster, Scheduler, DefaultPreemption, Pod]:
     nodes = [node(f"n{i}", cpu=c, pods=5) for i, c in enumerate(case["nodes"])]
     pods = []
+    ports = case.get("ports", [])
     for j, (ni, cpu, prio, app, start) in enumerate(case["pods"]):
+        port = 8080 if j < len(ports) and ports[j] else None
         pods.append(bound(f"q{j}", f"n{ni % len(nodes)}", cpu, prio, start=float(start),
-                          labels={"app": app} if app else None))
+                          labels={"app": app} if app else None, port=port))
     pdbs = [] if case["pdb"] is None else [pdb("b", "x", min_available=case["pdb"])]
     cluster, sched, plugin = setup(nodes, pods, pdbs=pdbs)
     for j, (ni, prio, cpu) in enumerate(case["nominated"]):
@@ -658,12 +668,21 @@ def _build(case: dict) -> tuple[Cluster, Scheduler, DefaultPreemption, Pod]:
         waiting.nominated_node_name = f"n{ni % len(nodes)}"
         sched.queue.add_nominated_pod(waiting, waiting.nominated_node_name)
     prio, cpu = case["pod"]
-    pod = pending("p", cpu, prio)
+    b = make_pod("p").req(cpu=cpu, memory="100Mi").priority(prio)
+    if case.get("pod_port"):
+        b.host_port(8080)
+    pod = b.obj()
     cluster.add_pod(pod)
     return cluster, sched, plugin, pod
 
 
-def _run_summary(case: dict, batched: bool) -> Any:
+# how the dry run evaluates nodes: one at a time (upstream's way, the reference); batched with
+# the PriorityLoads index and integer margins; batched without the index (every potential
+# victim's load taken off) but with margins; batched with one filter call per reprieve round
+MODES = ("per-node", "index", "no-index", "filter-rounds")
+
+
+def _run_summary(case: dict, mode: str) -> Any:
     cluster, sched, plugin, pod = _build(case)
     fwk = sched.profiles["default-scheduler"]
     state = CycleState()
@@ -671,22 +690,33 @@ def _run_summary(case: dict, batched: bool) -> Any:
     potential = np.asarray(cluster.table.order(), dtype=np.int64)
     if not len(potential):
         return None
+    priority_loads(cluster.table)  # created on first use
     before = _snapshot(cluster.table)
-    real = dp.node_local
-    dp.node_local = (lambda f, s: real(f, s)) if batched else (lambda f, s: False)
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        if mode == "per-node":
+            mp.setattr(dp, "node_local", lambda f, s: False)
+        elif mode == "no-index":
+            mp.setattr(dv, "priority_loads", lambda table: None)
+        elif mode == "filter-rounds":
+            mp.setattr(dv, "resource_filter", lambda f, s: None)
+        sched._cycle_pod = pod  # as in a scheduling cycle: the nominated pods are memoised
         run = plugin.dry_run(fwk, state, pod, potential, case["offset"] % len(potential),
                              case["k"])
-    finally:
-        dp.node_local = real
+        sched._cycle_pod = sched._nominated_memo = None
     _assert_same(before, _snapshot(cluster.table))
-    return ([(c.node, [p.name for p in c.victims.pods], c.victims.num_pdb_violations)
-             for c in run.candidates],
+    for c in run.candidates:  # a summary the batch computed is the one of its pods
+        if c.victims.summary is not None:
+            assert c.victims.summary == summary_of(Victims(c.victims.pods,
+                                                           c.victims.num_pdb_violations))
+    return ([(c.node, [p.name for p in c.victims.pods], c.victims.num_pdb_violations,
+              summary_of(c.victims)) for c in run.candidates],
             [(s, st_.code, st_.reasons) for s, st_ in run.failed], run.errors)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True,
+@settings(max_examples=200, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(cluster_st)
 def test_batched_victim_search_matches_the_per_node_one(case):
-    assert _run_summary(case, batched=True) == _run_summary(case, batched=False)
+    reference = _run_summary(case, "per-node")
+    for mode in MODES[1:]:
+        assert _run_summary(case, mode) == reference, mode

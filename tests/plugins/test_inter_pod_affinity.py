@@ -24,12 +24,14 @@ from scheduler_core.nodetable.pod_index import (
     selector_counts,
     selector_guard,
 )
+from scheduler_core.plugins import inter_pod_affinity as ipa_module
 from scheduler_core.plugins.inter_pod_affinity import (
     ERR_REASON_AFFINITY,
     ERR_REASON_ANTI_AFFINITY,
     ERR_REASON_EXISTING_ANTI_AFFINITY,
     InterPodAffinity,
 )
+from scheduler_core.plugins.inter_pod_affinity_terms import pod_terms
 from tests.builders import make_node, make_pod, run_filter, run_score
 
 ZONE = "zone"
@@ -617,3 +619,26 @@ def test_term_index_guard_narrows_candidates():
     assert index.candidates({"app": "db"}) == ["t"]  # unguarded terms are always candidates
     c.delete_pod("default", "a")
     assert index.candidates({"app": "web"}) == []
+
+
+def test_pod_terms_memoised_per_spec_namespace_and_the_label_values_they_read():
+    base = pod("a", labels={"app": "web", "version": "v1", "other": "1"},
+               anti=[aterm({"app": "web"}, HOST, match_keys=["version"])])
+    same = base.clone("b", labels={"app": "web", "version": "v1", "other": "2"})
+    newer = base.clone("c", labels={"app": "web", "version": "v2"})
+    elsewhere = base.clone("d", "other-ns")
+    assert pod_terms(same) is pod_terms(base)  # "other" is not read by any term
+    assert pod_terms(newer).required_anti[0].selector.matches({"app": "web", "version": "v2"})
+    assert not pod_terms(newer).required_anti[0].selector.matches(
+        {"app": "web", "version": "v1"})
+    assert pod_terms(elsewhere).required_anti[0].namespaces.names == frozenset({"other-ns"})
+
+
+@pytest.mark.parametrize(("placed", "anti", "score"), [
+    (pod("plain"), 0, 0),
+    (pod("anti", anti=[aterm({"app": "x"})]), 1, 0),
+    (pod("aff", affinity=[aterm({"app": "x"})], pref_anti=[(3, aterm({"app": "y"}))]), 0, 2),
+], ids=["no-terms", "required-anti", "affinity-and-preferred-anti"])
+def test_index_terms_of_a_placed_pod(placed, anti, score):
+    assert len(ipa_module._anti_terms(placed)) == anti
+    assert len(ipa_module._score_terms(placed)) == score

@@ -3,7 +3,10 @@ vectors V1/V2 and hand-computed values), args validation and queueing hints."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler_core.errors import ConfigError
 from scheduler_core.framework.interface import Code, CycleState, QueueingHint
@@ -358,3 +361,47 @@ BIG = make_node("n").alloc(cpu="4", memory="1Gi", pods=10)
 def test_hint_node_change(old, new, expected):
     pod = make_pod().req(cpu="2").obj()
     assert _hint("Node")(pod, old and old.obj(), new.obj()) == expected
+
+
+# --------------------------------------------------------------------------- margins
+MARGIN_PODS = [make_pod("m0").req(cpu="300m", memory="1Gi").obj(),
+               make_pod("m1").req(cpu="1", **{GPU: "1"}).obj(),
+               make_pod("m2").obj()]
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(st.sampled_from(["1", "2", "4"]), st.integers(1, 4),
+       st.lists(st.integers(0, 2), max_size=4), st.lists(st.integers(0, 2), max_size=4),
+       st.sampled_from([{}, {"cpu": "500m"}, {"cpu": "1", GPU: "1"}, {"memory": "3Gi"}]),
+       st.booleans())
+def test_margins_decide_the_filter_after_more_pods(cpu, max_pods, placed, added, req, ignore):
+    """Filter with ``added`` pods on the node == every margin covers their count and
+    summed requests (and the margins themselves say whether the pod fits now)."""
+    plugin = fit(ignoredResources=[GPU]) if ignore else fit()
+    node = make_node("n").alloc(cpu=cpu, memory="4Gi", pods=max_pods, **{GPU: "1"}).obj()
+    t = table_of([node], {"n": [MARGIN_PODS[k].clone(f"p{j}") for j, k in enumerate(placed)]})
+    pod = make_pod("in").req(req).obj() if req else make_pod("in").obj()
+    state = CycleState()
+    plugin.pre_filter(state, pod, t)
+    idx = np.asarray([0])
+    got = plugin.margins(state, pod, t, idx)
+    assert got is not None
+    pods_margin, res = got
+    now = plugin.filter(state, pod, t, idx)
+    assert bool(now[0]) == (pods_margin[0] >= 0 and all(m[0] >= 0 for _, m in res))
+    extra = [MARGIN_PODS[k].clone(f"a{j}") for j, k in enumerate(added)]
+    for p in extra:
+        t.add_pod(p, 0)
+    after = plugin.filter(state, pod, t, idx)
+    fits = pods_margin[0] >= len(extra) and all(
+        m[0] >= sum(p.spec.requests.get(name, 0) for p in extra) for name, m in res)
+    assert bool(after[0]) == fits
+
+
+def test_margins_refuse_numbers_too_large_for_exact_arithmetic():
+    node = make_node("n").alloc(cpu="4", memory="4Gi", pods=110, **{GPU: str(2**60)}).obj()
+    t = table_of([node])
+    pod = make_pod("in").req(cpu="1", **{GPU: "1"}).obj()
+    plugin, state = fit(), CycleState()
+    plugin.pre_filter(state, pod, t)
+    assert plugin.margins(state, pod, t, np.asarray([0])) is None
