@@ -8,7 +8,10 @@ events is the same as upstream's fast path). Failures follow ``handleSchedulingF
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 from time import perf_counter
 from typing import Any
 
@@ -46,6 +49,9 @@ __all__ = ["IgnoredPod", "Scheduler", "num_feasible_nodes_to_find"]
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 _FEW_SLOTS = 8  # a nominated pass over at most this many nodes looks up just their pods
+_PRIORITY = attrgetter("priority")
+_NODE_NAME = attrgetter("node_name")
+_UID = attrgetter("uid")
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -600,23 +606,25 @@ class Scheduler:
         if memo is not None and memo[0] is pod:
             return memo[1]
         table = self.cluster.table
-        queue = self.queue
-        uid, prio = pod.uid, pod.priority
-        by_slot: dict[int, list[Pod]] = {}
         few = slots is not None and len(slots) <= _FEW_SLOTS
         if few:
             assert slots is not None
-            pairs = [(s, table.node(s).name) for s in slots.tolist()]
+            on = slots.tolist()
+            names = [table.node(s).name for s in on]
         else:
             slot_of = table.slot_of
-            pairs = [(s, name) for name in queue.nominated_node_names()
-                     if (s := slot_of.get(name)) is not None]
-        for slot, name in pairs:
-            others = [p for p in queue.nominated_pods_for_node(name)
-                      if p.uid != uid and p.priority >= prio and not p.node_name]
-            if others:
-                by_slot[slot] = others
-        placement = Placement(by_slot, table.capacity)
+            names = [n for n in self.queue.nominated_node_names() if n in slot_of]
+            on = list(map(slot_of.__getitem__, names))
+        lists = list(map(self.queue.nominated_pods_for_node, names))
+        found = list(chain.from_iterable(lists))
+        where = np.repeat(np.asarray(on, dtype=np.int64), list(map(len, lists)))
+        n = len(found)
+        keep = np.fromiter(map(_PRIORITY, found), dtype=np.int64, count=n) >= pod.priority
+        keep &= ~np.fromiter(map(bool, map(_NODE_NAME, found)), dtype=bool, count=n)
+        with suppress(ValueError):  # the pod itself, if nominated (at most once)
+            keep[list(map(_UID, found)).index(pod.uid)] = False
+        pods = found if keep.all() else [found[i] for i in np.flatnonzero(keep).tolist()]
+        placement = Placement(pods, where[keep], table.capacity)
         if not few and pod is self._cycle_pod:
             self._nominated_memo = (pod, placement)
         return placement

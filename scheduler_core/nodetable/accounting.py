@@ -137,27 +137,33 @@ class PodLoads:
 
 
 class Placement:
-    """Pods, each meant for a slot (``by_slot``: slot -> pods), with their loads: e.g. the
+    """Pods, each meant for a slot (``pod_slots``, pairwise), with their loads: e.g. the
     nominated pods a nominated pass adds to their nodes. ``size``: more than the highest slot
     ``on``/``placed`` will be asked about (e.g. the table's capacity)."""
 
-    __slots__ = ("by_slot", "has", "loads", "pod_slots", "slots")
+    __slots__ = ("has", "loads", "pod_slots", "pods", "slots")
 
-    def __init__(self, by_slot: Mapping[int, Sequence[Pod]], size: int) -> None:
-        self.by_slot = by_slot
-        pods = [p for s in by_slot for p in by_slot[s]]
-        self.slots = np.fromiter(by_slot, dtype=np.int64, count=len(by_slot))  # with pods
-        self.pod_slots = np.repeat(self.slots, [len(by_slot[s]) for s in by_slot])
-        self.has = np.zeros(max(size, int(self.slots.max()) + 1 if len(self.slots) else 0),
+    def __init__(self, pods: list[Pod], pod_slots: np.ndarray, size: int) -> None:
+        self.pods = pods
+        self.pod_slots = pod_slots
+        self.has = np.zeros(max(size, int(pod_slots.max()) + 1 if len(pod_slots) else 0),
                             dtype=bool)
-        self.has[self.slots] = True
+        self.has[pod_slots] = True
+        self.slots = np.flatnonzero(self.has)  # slots with pods
         self.loads = PodLoads(pods)
+
+    @classmethod
+    def by_slot(cls, by_slot: Mapping[int, Sequence[Pod]], size: int) -> Placement:
+        pods = [p for s in by_slot for p in by_slot[s]]
+        slots = np.fromiter((s for s in by_slot for _ in by_slot[s]), dtype=np.int64,
+                            count=len(pods))
+        return cls(pods, slots, size)
 
     def __bool__(self) -> bool:
         return len(self.slots) > 0
 
     def pods_on(self, slot: int) -> list[Pod]:
-        return list(self.by_slot.get(slot, ()))
+        return [self.pods[i] for i in np.flatnonzero(self.pod_slots == slot).tolist()]
 
     def on(self, idx: np.ndarray) -> np.ndarray:
         """The positions in ``idx`` (slots) that have pods to place."""

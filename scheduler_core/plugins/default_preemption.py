@@ -277,11 +277,12 @@ class DefaultPreemption:
                                                                  else k, 1),
                                             max_nodes=chunk)
                 part = rotated[pos:pos + len(done)]
-                outcomes = iter(done)
+                outcomes = done
             pos += len(part)
-            for s in part.tolist():
-                victims, status = next(outcomes) if outcomes is not None else \
-                    select_victims_on_node(h, fwk, state, pod, s, budget, now)
+            if outcomes is None:
+                outcomes = (select_victims_on_node(h, fwk, state, pod, s, budget, now)
+                            for s in part.tolist())
+            for s, (victims, status) in zip(part.tolist(), outcomes, strict=True):
                 if status is None and victims is not None and victims.pods:
                     c = Candidate(table.node(s).name, s, victims)
                     bucket = good if victims.num_pdb_violations == 0 else violating

@@ -237,7 +237,7 @@ def select_victims_batch(fwk: Any, state: CycleState, pod: Pod, table: NodeTable
     integer arithmetic on the node's margins; otherwise each step's pods are put back and one
     filter call per pass checks every node."""
     placed = nominated if isinstance(nominated, Placement) else \
-        Placement(nominated, table.capacity)
+        Placement.by_slot(nominated, table.capacity)
     fitter = resource_filter(fwk, state)
     if fitter is not None:
         index = priority_loads(table)
@@ -258,8 +258,9 @@ def _batch_by_margins(fitter: Any, index: PriorityLoads, fwk: Any, state: CycleS
     large for exact integer arithmetic (the caller then uses ``_batch_by_filter``)."""
     out: list[Outcome] = [(None, None)] * len(slots)
     count, taken = index.below(pod.priority, slots)
+    none = (None, Status.unresolvable(NO_VICTIMS))
     for i in np.flatnonzero(count == 0).tolist():
-        out[i] = (None, Status.unresolvable(NO_VICTIMS))
+        out[i] = none
     rows = np.flatnonzero(count)  # positions with lower-priority pods
     if not len(rows):
         return out
@@ -293,11 +294,12 @@ def _batch_by_margins(fitter: Any, index: PriorityLoads, fwk: Any, state: CycleS
         pot = [p for p in on_node[s].values() if p.priority < prio]
         sizes.append(len(pot))
         flat.extend(pot)
+    sizes_a = np.asarray(sizes, dtype=np.int64)
+    assert np.array_equal(sizes_a, count[rows[fit]]), "PriorityLoads out of step with the pods"
     loads = PodLoads(flat)
     arith = _load_margins(loads, sizes, margins)
     if arith is None:
         return None
-    sizes_a = np.asarray(sizes, dtype=np.int64)
     member = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes_a)
     ranked = _reprieve_orders(flat, member, sizes_a, budgets, now)
     victim = _reprieve_by_margins(loads, ranked.order, ranked.start, sizes_a, *arith)

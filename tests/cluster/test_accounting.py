@@ -87,9 +87,10 @@ def test_load_of_is_memoised_per_spec():
 def test_placement_adds_only_the_pods_for_the_slots_asked(idx, want):
     t = _table(4)
     small = make_pod("s").req(cpu="100m").obj()
-    placement = Placement({0: [make_pod("big").req(cpu="1").obj()],
-                           2: [small.clone("s1"), small.clone("s2"), small.clone("s3")]},
-                          t.capacity)
+    placement = Placement.by_slot({0: [make_pod("big").req(cpu="1").obj()],
+                                   2: [small.clone("s1"), small.clone("s2"), small.clone("s3")]},
+                                  t.capacity)
+    assert [p.name for p in placement.pods_on(2)] == ["s1", "s2", "s3"]
     assert placement.on(np.asarray([3, 2, 1, 0])).tolist() == [1, 3]
     with placement.placed(t, np.asarray(idx, dtype=np.int64)):
         assert {s: int(t.requested["cpu"][s]) for s in (0, 2)} == want

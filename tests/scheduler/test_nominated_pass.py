@@ -167,7 +167,7 @@ def test_nominated_placement_is_memoised_for_the_cycle_and_dropped_on_events():
     cluster.add_pod(pod)
     sched._cycle_pod = pod
     first = sched.nominated_placement(pod)
-    assert {s: [p.name for p in ps] for s, ps in first.by_slot.items()} == {0: ["hi"]}
+    assert ([p.name for p in first.pods], first.pod_slots.tolist()) == (["hi"], [0])
     assert sched.nominated_placement(pod) is first
     cluster.add_pod(_pod("other", "1", 0))  # any event may change the nominations
     assert sched.nominated_placement(pod) is not first
