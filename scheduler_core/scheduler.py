@@ -52,6 +52,7 @@ _FEW_SLOTS = 8  # a nominated pass over at most this many nodes looks up just th
 _PRIORITY = attrgetter("priority")
 _NODE_NAME = attrgetter("node_name")
 _UID = attrgetter("uid")
+_NO_PLACEMENT = Placement([], np.zeros(0, dtype=np.int64), 0)  # no nominated pods to add
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -561,9 +562,12 @@ class Scheduler:
             ff_all = np.concatenate([ff for _, ff in failed_parts])
             bad = np.flatnonzero(ff_all >= 0)
             slots_failed, ff_failed = examined[bad], ff_all[bad]
-            status_index, statuses = fwk.explain_filter(state, pod, table, slots_failed, ff_failed)
-            if pass1.statuses:  # explained with the nominated pods there, as that pass saw it
-                pass1.merge(slots_failed, status_index, statuses)
+            if pass1.statuses:  # nodes the nominated pass rejected keep that pass's status
+                status_index, statuses = pass1.explain_others(fwk, state, pod, table,
+                                                              slots_failed, ff_failed)
+            else:
+                status_index, statuses = fwk.explain_filter(state, pod, table, slots_failed,
+                                                            ff_failed)
             diagnosis.slots = slots_failed
             diagnosis.status_index = status_index
             diagnosis.statuses = statuses
@@ -623,8 +627,11 @@ class Scheduler:
         keep &= ~np.fromiter(map(bool, map(_NODE_NAME, found)), dtype=bool, count=n)
         with suppress(ValueError):  # the pod itself, if nominated (at most once)
             keep[list(map(_UID, found)).index(pod.uid)] = False
-        pods = found if keep.all() else [found[i] for i in np.flatnonzero(keep).tolist()]
-        placement = Placement(pods, where[keep], table.capacity)
+        if not keep.any():
+            placement = _NO_PLACEMENT
+        else:
+            pods = found if keep.all() else [found[i] for i in np.flatnonzero(keep).tolist()]
+            placement = Placement(pods, where[keep], table.capacity)
         if not few and pod is self._cycle_pod:
             self._nominated_memo = (pod, placement)
         return placement
@@ -855,24 +862,32 @@ class _Pass1:
         self.index[slots] = which + len(self.statuses)
         self.statuses.extend(statuses)
 
-    def merge(self, slots: np.ndarray, status_index: np.ndarray, statuses: list[Status]
-              ) -> None:
-        """Give the examined ``slots`` it has a status for that status instead (appended to
-        ``statuses`` once, ``status_index`` pointing at it)."""
+    def explain_others(self, fwk: Framework, state: CycleState, pod: Pod, table: Any,
+                       slots: np.ndarray, first_fail: np.ndarray
+                       ) -> tuple[np.ndarray, list[Status]]:
+        """``explain_filter`` over the rejected ``slots``, except that a node this pass
+        rejected gets its status from here (each distinct status listed once)."""
         assert self.index is not None
         mine = self.index[slots]
+        others = np.flatnonzero(mine < 0)
+        status_index = np.empty(len(slots), dtype=np.int64)
+        statuses: list[Status] = []
+        if len(others):
+            sub, statuses = fwk.explain_filter(state, pod, table, slots[others],
+                                               first_fail[others])
+            status_index[others] = sub
         hit = np.flatnonzero(mine >= 0)
-        if not len(hit):
-            return
-        known = {st: i for i, st in enumerate(statuses)}
-        remap = np.empty(len(self.statuses), dtype=np.int64)
-        for k, st in enumerate(self.statuses):
-            i = known.get(st)
-            if i is None:
-                i = known[st] = len(statuses)
-                statuses.append(st)
-            remap[k] = i
-        status_index[hit] = remap[mine[hit]]
+        if len(hit):
+            known = {st: i for i, st in enumerate(statuses)}
+            remap = np.empty(len(self.statuses), dtype=np.int64)
+            for k, st in enumerate(self.statuses):
+                i = known.get(st)
+                if i is None:
+                    i = known[st] = len(statuses)
+                    statuses.append(st)
+                remap[k] = i
+            status_index[hit] = remap[mine[hit]]
+        return status_index, statuses
 
 
 class _CycleError(Exception):

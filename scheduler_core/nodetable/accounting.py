@@ -175,6 +175,9 @@ class Placement:
     def placed(self, table: NodeTable, idx: np.ndarray | None = None) -> Iterator[None]:
         """The pods meant for the slots in ``idx`` (default: all; no slot twice) added to the
         accounting columns for the duration of the block."""
+        if not len(self.pods):
+            yield
+            return
         rows = None
         if idx is not None and np.count_nonzero(self.has[idx]) < len(self.slots):
             wanted = np.zeros(len(self.has), dtype=bool)

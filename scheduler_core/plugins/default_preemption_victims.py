@@ -192,26 +192,41 @@ def _explain(fwk: Any, state: CycleState, pod: Pod, table: NodeTable, idx: np.nd
 
 def _fits_with_nominated(fwk: Any, state: CycleState, pod: Pod, table: NodeTable,
                          idx: np.ndarray, nominated: Placement,
-                         why: dict[int, Status] | None = None) -> np.ndarray:
+                         why: dict[int, Status] | None = None, limit: int | None = None
+                         ) -> np.ndarray:
     """Both passes of RunFilterPluginsWithNominatedPods over ``idx`` at once: a node fits
     only if it fits with its nominated pods (``nominated``: the pods of priority >= the
     pod's, per slot) and without them. ``why`` gets, per failing position, the first failing
-    pass's status (pass 1 before pass 2, as upstream)."""
+    pass's status (pass 1 before pass 2, as upstream); with ``limit``, only for the positions
+    up to the ``limit``-th fitting one."""
     n = len(idx)
     mask = np.ones(n, dtype=bool)
     rows = nominated.on(idx)
+    m1 = ff1 = None
     if len(rows):
         sub = idx[rows]
         with nominated.placed(table, sub):
             m1, ff1 = _fits(fwk, state, pod, table, sub)
-            if why is not None:
-                _explain(fwk, state, pod, table, sub, m1, ff1, rows.tolist(), why)
         mask[rows] = m1
     m2, ff2 = _fits(fwk, state, pod, table, idx)
-    if why is not None:
-        _explain(fwk, state, pod, table, idx, m2 | ~mask, ff2, range(n), why)
-    mask &= m2
-    return mask
+    fits = mask & m2
+    if why is None:
+        return fits
+    cut = n
+    if limit is not None:
+        ok = np.flatnonzero(fits)
+        if len(ok) > limit:
+            cut = int(ok[limit - 1]) + 1
+    if m1 is not None and not m1.all():
+        keep = rows < cut
+        if not m1[keep].all():  # explained as pass 1 saw them: the nominated pods placed
+            sub = idx[rows[keep]]
+            with nominated.placed(table, sub):
+                _explain(fwk, state, pod, table, sub, m1[keep],
+                         None if ff1 is None else ff1[keep], rows[keep].tolist(), why)
+    _explain(fwk, state, pod, table, idx[:cut], (m2 | ~mask)[:cut],
+             None if ff2 is None else ff2[:cut], range(cut), why)
+    return fits
 
 
 def select_victims_batch(fwk: Any, state: CycleState, pod: Pod, table: NodeTable,
@@ -271,7 +286,7 @@ def _batch_by_margins(fitter: Any, index: PriorityLoads, fwk: Any, state: CycleS
         col[where] -= v
     try:
         why: dict[int, Status] = {}
-        mask = _fits_with_nominated(fwk, state, pod, table, where, placed, why)
+        mask = _fits_with_nominated(fwk, state, pod, table, where, placed, why, limit)
         for j, status in why.items():
             out[int(rows[j])] = (None, status)
         fit = np.flatnonzero(mask)  # positions in rows
@@ -337,7 +352,7 @@ def _batch_by_filter(fwk: Any, state: CycleState, pod: Pod, table: NodeTable,
     loads.apply(table, np.arange(len(flat), dtype=np.int64), owner, -1)
     try:
         why: dict[int, Status] = {}
-        mask = _fits_with_nominated(fwk, state, pod, table, slots[rows_a], placed, why)
+        mask = _fits_with_nominated(fwk, state, pod, table, slots[rows_a], placed, why, limit)
         for j, status in why.items():
             out[rows[j]] = (None, status)
         fit = np.flatnonzero(mask)  # positions in rows
