@@ -409,7 +409,3 @@ def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str
         pct = cfg.percentage_of_nodes_to_score
     return Framework(prof.scheduler_name, enabled_points, weights, pct,
                      plugin_args={k: v for k, v in prof.plugin_args.items()})
-
-
-def default_config() -> SchedulerConfig:
-    return SchedulerConfig()

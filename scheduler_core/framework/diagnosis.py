@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scheduler_core.framework.interface import Code, Status
+from scheduler_core.framework.interface import Status
 
 __all__ = ["NO_NODES_AVAILABLE", "Diagnosis", "FitError"]
 
@@ -82,8 +82,3 @@ class FitError(Exception):
         if d.post_filter_msg:
             msg += f" {d.post_filter_msg}."
         return msg
-
-
-def rejected(status: Status | None) -> bool:
-    return status is not None and status.code in (
-        Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)

@@ -127,10 +127,6 @@ class Status:
 SKIP = Status(Code.SKIP)
 
 
-def is_success(status: Status | None) -> bool:
-    return status is None or status.code == Code.SUCCESS
-
-
 class CycleState:
     """Per-cycle scratch space shared by a profile's plugins (kube's CycleState)."""
 

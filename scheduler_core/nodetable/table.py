@@ -233,10 +233,6 @@ class NodeTable:
         self._numeric_cache[key] = (len(values), ints, ok)
         return ints, ok
 
-    def free_resource(self, name: str) -> np.ndarray:
-        """allocatable - requested for every slot (a fresh array)."""
-        return self.allocatable[name] - self.requested[name]
-
     # ------------------------------------------------------------------ node mutations
     def add_node(self, node: Node) -> int:
         if node.name in self.slot_of:
