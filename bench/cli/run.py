@@ -20,11 +20,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 import workloads
+from bench.profiling import have_pyinstrument, profile_file_stem, profile_workload
 from bench.results import (
     environment_fingerprint,
     write_dataitems,
     write_decisions_parquet,
     write_placements_parquet,
+    write_progress_files,
     write_results_parquet,
 )
 from workloads.config import ConfigFileError, TestCase, Workload, load_configs
@@ -171,10 +173,16 @@ def _write_outputs(out: Path, results: list[tuple[int, WorkloadResult]],
               default=None, metavar="S", help="Wall-time limit per workload, in seconds.")
 @click.option("--clock", type=click.Choice(["virtual", "real"]), default="virtual",
               show_default=True)
+@click.option("--profile", "profile_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, metavar="DIR",
+              help="Write a cProfile .pstats per workload into DIR (and a speedscope JSON "
+                   "from a second, pyinstrument run when pyinstrument is installed). "
+                   "Profiled throughput is not comparable with unprofiled runs.")
 @click.pass_context
 def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
         name_regex: str | None, out_dir: Path | None, seed: int, repeat: int,
-        record_decisions: bool, timeout: float | None, clock: str) -> None:
+        record_decisions: bool, timeout: float | None, clock: str,
+        profile_dir: Path | None) -> None:
     """Run the selected workloads; write DataItems JSON and Parquet results into --out.
 
     Exit status: 0 all ok, 1 a threshold was missed or a workload failed or timed out,
@@ -194,6 +202,10 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
     console = Console()
     results: list[tuple[int, WorkloadResult]] = []
     dataitem_files: list[Path] = []
+    profiles: list[Path] = []
+    if profile_dir is not None and not have_pyinstrument():
+        console.print("--profile: pyinstrument is not installed, writing .pstats only "
+                      "(pip install pyinstrument for speedscope JSON)", highlight=False)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
                   console=console) as progress:
@@ -207,9 +219,19 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
                     progress.update(task, total=ev.op_count, completed=ev.op_index,
                                     detail=f"{ev.opcode}: {ev.pods_scheduled} pods")
 
-                result = run_workload(tc, w, seed=seed, clock=clock,
-                                      record_decisions=record_decisions, timeout=timeout,
-                                      progress=on_progress)
+                def one_run(tc: TestCase = tc, w: Workload = w,
+                            on_progress: Callable[[ProgressEvent], None] = on_progress,
+                            ) -> WorkloadResult:
+                    return run_workload(tc, w, seed=seed, clock=clock,
+                                        record_decisions=record_decisions, timeout=timeout,
+                                        progress=on_progress)
+
+                if profile_dir is None:
+                    result = one_run()
+                else:
+                    result, files = profile_workload(
+                        one_run, profile_dir, profile_file_stem(w.full_name, round_no))
+                    profiles.extend(files)
                 total = progress.tasks[task].total or 1
                 progress.update(task, total=total, completed=total,
                                 detail=f"{result.status} ({result.scheduled_pods} pods)")
@@ -219,8 +241,10 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
             topics: dict[str, list[WorkloadResult]] = {}
             for r in round_results:
                 topics.setdefault(r.topic, []).append(r)
+            finished = datetime.now(UTC)
             for topic, rs in topics.items():
-                dataitem_files.append(write_dataitems(rs, out, topic))
+                dataitem_files.append(write_dataitems(rs, out, topic, finished))
+            dataitem_files.extend(write_progress_files(round_results, out, finished))
             # rewritten after every round: an interrupted run keeps the finished rounds
             written = _write_outputs(out, results, env, run_id, started, record_decisions)
     console.print(_summary(results, repeat))
@@ -231,5 +255,8 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
                           highlight=False)
     console.print(f"results in {out}: " + ", ".join(p.name for p in dataitem_files + written),
                   highlight=False)
+    if profiles:
+        console.print(f"profiles in {profile_dir}: " + ", ".join(p.name for p in profiles),
+                      highlight=False)
     bad = [r for _, r in results if r.status in FAILING_STATUSES]
     ctx.exit(1 if bad else 0)

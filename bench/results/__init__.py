@@ -4,6 +4,7 @@
     write_results_parquet(path, results, env, run_id=..., timestamp=...)   tidy metric rows
     write_placements_parquet(path, results)                       one row per pod
     write_decisions_parquet(path, results) -> Path | None         when decisions were recorded
+    write_progress_files(results, out_dir, when=None) -> [Path]   upstream-style .dat progress
     environment_fingerprint(clock=..., seed=...) -> dict          machine, git, BLAS, threads
 
 Every file is written atomically (a temporary file in the same folder, then ``os.replace``).
@@ -27,6 +28,7 @@ from bench.results.parquet import (
     write_placements_parquet,
     write_results_parquet,
 )
+from bench.results.progress import progress_file_stem, progress_lines, write_progress_files
 
 __all__ = [
     "RESULTS_SCHEMA_VERSION",
@@ -36,9 +38,12 @@ __all__ = [
     "environment_fingerprint",
     "git_info",
     "placement_rows",
+    "progress_file_stem",
+    "progress_lines",
     "result_rows",
     "write_dataitems",
     "write_decisions_parquet",
     "write_placements_parquet",
+    "write_progress_files",
     "write_results_parquet",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pstats
 from pathlib import Path
 
 import polars as pl
@@ -173,3 +174,40 @@ def test_main_returns_exit_codes(config, tmp_path, capsys):
     assert main(["validate", str(config)]) == 0
     assert main(["run", "--config", str(config), "--out", str(tmp_path / "o"),
                  "--name", "5Nodes"]) == 0
+
+
+# --------------------------------------------------------------------------- --profile
+
+
+@pytest.mark.parametrize("speedscope", [False, True], ids=["pstats-only", "with-pyinstrument"])
+def test_profile_writes_one_pstats_per_workload(config, tmp_path, monkeypatch, speedscope):
+    if speedscope:
+        pytest.importorskip("pyinstrument")
+    else:
+        monkeypatch.setattr(run_module, "have_pyinstrument", lambda: False)
+        monkeypatch.setattr("bench.profiling.have_pyinstrument", lambda: False)
+    prof = tmp_path / "prof"
+    result = invoke("run", "--config", str(config), "--out", str(tmp_path / "out"),
+                    "--profile", str(prof))
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in prof.iterdir())
+    expected = ["Tiny_10Nodes.pstats", "Tiny_5Nodes.pstats"]
+    if speedscope:
+        expected = sorted([*expected, "Tiny_10Nodes.speedscope.json",
+                           "Tiny_5Nodes.speedscope.json"])
+        doc = json.loads((prof / "Tiny_5Nodes.speedscope.json").read_text())
+        assert doc["$schema"].startswith("https://www.speedscope.app/")
+    else:
+        assert "pyinstrument is not installed" in result.output
+    assert names == expected
+    stats = pstats.Stats(str(prof / "Tiny_5Nodes.pstats"))
+    functions = {fn for _, _, fn in stats.stats}  # type: ignore[attr-defined]
+    assert "schedule_one" in functions
+
+
+def test_profile_dir_that_is_a_file_exits_2(config, tmp_path):
+    target = tmp_path / "afile"
+    target.write_text("x")
+    result = invoke("run", "--config", str(config), "--profile", str(target))
+    assert result.exit_code == 2
+    assert "Invalid value for '--profile'" in result.output and "is a file" in result.output

@@ -18,9 +18,11 @@ from bench.results import (
     dataitems_file_name,
     environment_fingerprint,
     git_info,
+    progress_file_stem,
     write_dataitems,
     write_decisions_parquet,
     write_placements_parquet,
+    write_progress_files,
     write_results_parquet,
 )
 from workloads.result import DataItem, Decision, Placement, WorkloadResult
@@ -179,3 +181,29 @@ def test_git_info(tmp_path, inside):
         assert commit is not None and len(commit) == 40
     elif not inside:
         assert (commit, branch) == (None, None)
+
+
+# --------------------------------------------------------------------------- .dat progress
+
+
+def test_progress_files_upstream_layout(tmp_path):
+    r = WorkloadResult(test_case="SchedulingBasic", workload="5000Nodes_10000Pods",
+                       topic="misc", params={}, labels=())
+    r.progress_samples = {"SchedulingBasic/5000Nodes_10000Pods/namespace-2": [
+        (0.1, 300, 310), (0.25, 700, 720)]}
+    empty = WorkloadResult(test_case="T", workload="nothing", topic="misc", params={},
+                           labels=())
+    when = datetime(2025, 4, 23, 11, 53, 49, tzinfo=UTC)
+    paths = write_progress_files([r, empty], tmp_path, when)
+    assert [p.name for p in paths] == [
+        "SchedulingBasic_5000Nodes_10000Pods_misc_2025-04-23T11:53:49Z.dat"]
+    assert paths[0].read_text().splitlines() == [
+        "0.1s 300 310 300 3000.000000", "0.2s 700 720 700 2800.000000"]
+    again = write_progress_files([r], tmp_path, when)  # same second: counter suffix
+    assert again[0].name.endswith("Z_1.dat")
+
+
+def test_progress_file_stem_replaces_slashes():
+    r = WorkloadResult(test_case="A/B", workload="w/1", topic="t", params={}, labels=())
+    assert progress_file_stem(r, datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)) == \
+        "A_B_w_1_t_2025-01-02T03:04:05Z"

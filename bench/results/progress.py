@@ -1,0 +1,55 @@
+"""Upstream-style ``.dat`` progress files (reference §2.4), one per workload that collected
+metrics, for plotting a run's progress with gnuplot.
+
+File name ``<test case>_<workload>_<topic>_<UTC YYYY-MM-DDTHH:MM:SSZ>.dat`` with every ``/``
+replaced by ``_`` (a counter is appended when the name exists, as for DataItems files). One
+line per throughput sample, in upstream's ``"%.1fs %d %d %d %f"`` layout:
+
+    <seconds since the window opened>s <completed> <attempts> <observedTotal> <observedRate>
+
+Upstream reads ``completed`` and ``attempts`` from process-wide scheduler counters (so they
+include the init pods) and ``observedTotal`` from the pods of the measured namespace. schedperf
+counts everything per collection window: ``completed`` and ``observedTotal`` are the pods bound
+in scope since the window opened, ``attempts`` the scheduling attempts since then, and
+``observedRate`` = observedTotal / seconds. A workload with several collection windows gets
+their samples one after the other, each restarting at its own 0 s.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.results.dataitems import _atomic_write_new
+from workloads.result import WorkloadResult
+
+__all__ = ["progress_file_stem", "progress_lines", "write_progress_files"]
+
+
+def progress_file_stem(result: WorkloadResult, when: datetime) -> str:
+    stamp = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"{result.test_case}_{result.workload}_{result.topic}_{stamp}".replace("/", "_")
+
+
+def progress_lines(result: WorkloadResult) -> list[str]:
+    lines = []
+    for samples in result.progress_samples.values():
+        for secs, bound, attempts in samples:
+            rate = bound / secs if secs > 0 else 0.0
+            lines.append(f"{secs:.1f}s {bound} {attempts} {bound} {rate:f}")
+    return lines
+
+
+def write_progress_files(results: list[WorkloadResult], out_dir: Path | str,
+                         when: datetime | None = None) -> list[Path]:
+    """Write one ``.dat`` file per result that has progress samples; returns the paths."""
+    when = when or datetime.now(UTC)
+    written = []
+    for result in results:
+        lines = progress_lines(result)
+        if not lines:
+            continue
+        data = ("\n".join(lines) + "\n").encode()
+        written.append(_atomic_write_new(Path(out_dir), progress_file_stem(result, when),
+                                         ".dat", data))
+    return written
