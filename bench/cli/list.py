@@ -11,6 +11,7 @@ from rich.table import Table
 from bench.cli.run import config_option, label_option, load_test_cases, select_workloads
 from workloads.config import ConfigFileError, TestCase, Workload, resolve
 from workloads.config_ops import CreateNodes, CreatePods, CreatePodSets
+from workloads.support import support_reason
 
 __all__ = ["list_workloads", "sizes"]
 
@@ -48,7 +49,7 @@ def list_workloads(configs: tuple[Path, ...], label_filter: str | None) -> None:
             counts = ["?", "?"]
             table.add_row(w.full_name, ",".join(w.labels), *counts, f"[red]error: {exc}[/]")
             continue
-        reason = tc.unsupported_reason
+        reason = support_reason(tc, w)
         table.add_row(w.full_name, ",".join(w.labels), *counts,
                       "[green]yes[/]" if reason is None else f"[yellow]no: {reason}[/]")
     Console().print(table)

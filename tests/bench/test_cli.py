@@ -12,6 +12,8 @@ from click.testing import CliRunner
 
 from bench.cli import run as run_module
 from bench.cli.main import cli, main
+from workloads.config import load_configs
+from workloads.support import support_reason
 
 CONFIG = """\
 - name: Tiny
@@ -211,3 +213,32 @@ def test_profile_dir_that_is_a_file_exits_2(config, tmp_path):
     result = invoke("run", "--config", str(config), "--profile", str(target))
     assert result.exit_code == 2
     assert "Invalid value for '--profile'" in result.output and "is a file" in result.output
+
+
+def test_list_marks_workloads_needing_unmodelled_objects(tmp_path):
+    folder = tmp_path / "configs" / "volumes"
+    folder.mkdir(parents=True)
+    (folder / "pv.yaml").write_text("apiVersion: v1\nkind: PersistentVolume\n"
+                                    "metadata: {name: pv}\n")
+    (folder / "performance-config.yaml").write_text("""\
+- name: Volumes
+  workloadTemplate:
+  - opcode: createNodes
+    count: 2
+  - opcode: createAny
+    templatePath: pv.yaml
+  - opcode: createPods
+    count: 2
+    collectMetrics: true
+  workloads:
+  - name: small
+    labels: [integration-test]
+""")
+    (tc,) = load_configs(folder)
+    reason = support_reason(tc, tc.workloads[0])
+    assert reason is not None and "kind PersistentVolume is not modelled" in reason
+    result = CliRunner().invoke(cli, ["list", "--config", str(folder)],
+                                catch_exceptions=False, terminal_width=400)
+    assert result.exit_code == 0
+    row = next(line for line in result.output.splitlines() if "Volumes/small" in line)
+    assert "no: op 1 createAny" in row
