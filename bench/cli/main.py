@@ -7,6 +7,8 @@ import sys
 import click
 
 from bench.cli.demo import demo
+from bench.cli.history import history
+from bench.cli.ingest import ingest
 from bench.cli.list import list_workloads
 from bench.cli.run import run
 from bench.cli.validate import validate
@@ -31,6 +33,8 @@ def cli() -> None:
 cli.add_command(run)
 cli.add_command(list_workloads)
 cli.add_command(validate)
+cli.add_command(ingest)
+cli.add_command(history)
 cli.add_command(demo)
 
 
