@@ -291,6 +291,9 @@ class PriorityQueue:
         # of the non-gated members for the leftover flush and next_event_time
         self._pool: dict[str, QueuedPodInfo] = {}
         self._gated: set[str] = set()
+        # the non-gated members in pool order: cluster events never move a gated pod, so
+        # they scan only these (thousands of gated pods must not cost every bind a scan)
+        self._ungated: dict[str, QueuedPodInfo] = {}
         self._leftover_heap: list[tuple[float, int, QueuedPodInfo]] = []
         self._counter = count()
         self._seq = count()
@@ -519,7 +522,7 @@ class PriorityQueue:
         skipped. Returns how many pods left the pool."""
         if not self._is_event_of_interest(event):
             return 0
-        pool = self._pool
+        pool = self._ungated
         if pre_check is None:
             pods = list(pool.values())
         else:
@@ -780,8 +783,10 @@ class PriorityQueue:
         self._pool[uid] = qpi
         if qpi.gated:
             self._gated.add(uid)
+            self._ungated.pop(uid, None)
             return
         self._gated.discard(uid)
+        self._ungated[uid] = qpi
         if prev is not qpi:
             heap = self._leftover_heap
             heapq.heappush(heap, (qpi.timestamp, next(self._counter), qpi))
@@ -794,6 +799,7 @@ class PriorityQueue:
         if self._pool.pop(uid, None) is None:
             return False
         self._gated.discard(uid)
+        self._ungated.pop(uid, None)
         return True
 
     def _requeue(self, qpi: QueuedPodInfo, strategy: QueueingStrategy, reason: str) -> str:
@@ -925,7 +931,7 @@ class PriorityQueue:
         """kube's ``getUnschedulablePodsWithCrossTopologyTerm``."""
         ns_labels: dict[str, str] | None = None
         out = []
-        for qpi in self._pool.values():
+        for qpi in self._ungated.values():  # _move_pods skips gated pods anyway
             owner = qpi.pod
             if (POD_TOPOLOGY_SPREAD in qpi.unschedulable_plugins
                     and owner.namespace == pod.namespace):

@@ -160,3 +160,22 @@ def test_pod_scheduling_properties_change(change, want):
     assert _actions(new, old) == [("UnscheduledPod", a) for a in want]
     new.node_name = "n1"
     assert [r for r, _ in _actions(new, old)] == ["Pod"] * len(want)
+
+
+def test_gated_pods_with_matching_affinity_stay_parked_while_others_move():
+    """Thousands of gated pods must not be scanned on every bind, and never moved by it."""
+    q, clock = make_queue({"InterPodAffinity": IPA_ADD})
+    gated = [mkpod(f"g{i}", gates=["wait"], affinity=web_affinity()) for i in range(50)]
+    for pod in gated:
+        assert q.add(pod) == "unschedulable"
+    q.add(mkpod("w", affinity=web_affinity()))
+    pop_fail(q, "InterPodAffinity")
+    clock.advance(5)
+    bound = mkpod("b", labels={"app": "web"})
+    bound.node_name = "n1"
+    assert q.assigned_pod_added(bound) == 1
+    assert [q.where(p.uid) for p in gated] == ["unschedulable"] * 50
+    assert q.gated_count() == 50
+    released = with_spec(gated[0], scheduling_gates=())
+    assert q.update(gated[0], released) == "active"
+    assert q.gated_count() == 49
