@@ -24,6 +24,8 @@ INT64_MAX = 2**63 - 1
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
     "m": Fraction(1, 1000),
     "": Fraction(1),
     "k": Fraction(10**3),
@@ -37,7 +39,7 @@ _DECIMAL = {
 _NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
 _RE = re.compile(
     rf"^(?P<num>{_NUMBER})"
-    r"(?:(?P<bin>Ki|Mi|Gi|Ti|Pi|Ei)|[eE](?P<exp>[+-]?[0-9]+)|(?P<dec>[mkMGTPE]?))$"
+    r"(?:(?P<bin>Ki|Mi|Gi|Ti|Pi|Ei)|[eE](?P<exp>[+-]?[0-9]+)|(?P<dec>[numkMGTPE]?))$"
 )
 _MAX_EXPONENT = 1000  # guards against "1e999999999" eating memory
 

@@ -13,6 +13,10 @@ KI, MI, GI = 2**10, 2**20, 2**30
 # raw, exact value, milli_value, value
 VALID = [
     ("100m", Fraction(1, 10), 100, 1),
+    ("100u", Fraction(1, 10**4), 1, 1),  # micro and nano round up like milli
+    ("250000u", Fraction(1, 4), 250, 1),
+    ("5n", Fraction(5, 10**9), 1, 1),
+    ("2000000000n", Fraction(2), 2000, 2),
     ("0.5", Fraction(1, 2), 500, 1),
     ("1", Fraction(1), 1000, 1),
     ("0", Fraction(0), 0, 0),
