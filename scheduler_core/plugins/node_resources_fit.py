@@ -313,16 +313,29 @@ class NodeResourcesFit:
     # ------------------------------------------------------------------ events
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent("Pod", ActionType.DELETE), _after_pod_deleted),
+            # UpdatePodScaleDown: in-place pod resize (InPlacePodVerticalScaling, on by default
+            # since v1.33) frees resources as a deletion does
+            ClusterEventWithHint(
+                ClusterEvent("Pod", ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
+                _after_pod_event),
             ClusterEventWithHint(
                 ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
                 _after_node_change),
         ]
 
 
-def _after_pod_deleted(pod: Pod, old: Pod, new: Any) -> QueueingHint:
-    """Any assigned pod's deletion may free resources."""
-    return QueueingHint.QUEUE if old.node_name else QueueingHint.QUEUE_SKIP
+def _after_pod_event(pod: Pod, old: Pod, new: Pod | None) -> QueueingHint:
+    """An assigned pod's deletion may free resources; so may its scale-down, when a resource
+    the waiting pod requests went down (upstream's ``isResourceScaleDown``)."""
+    if new is None:
+        return QueueingHint.QUEUE if old.node_name else QueueingHint.QUEUE_SKIP
+    if not new.node_name:
+        return QueueingHint.QUEUE_SKIP
+    before, after = old.spec.requests, new.spec.requests
+    for name, q in pod.spec.requests.items():
+        if q > 0 and after.get(name, 0) < before.get(name, 0):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def _fits_empty_node(spec: PodSpec, node: Node) -> bool:

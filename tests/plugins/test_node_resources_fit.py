@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler_core.errors import ConfigError
-from scheduler_core.framework.interface import Code, CycleState, QueueingHint
+from scheduler_core.framework.interface import ActionType, Code, CycleState, QueueingHint
 from scheduler_core.plugins.node_resources_fit import NodeResourcesFit
 from tests.builders import make_node, make_pod, run_filter, run_score, table_of
 
@@ -343,6 +343,22 @@ def _hint(event_resource: str):
 ], ids=["assigned-pod", "unassigned-pod"])
 def test_hint_pod_deleted(deleted, expected):
     assert _hint("Pod")(make_pod().req(cpu="1").obj(), deleted.obj(), None) == expected
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    (make_pod("x").req(cpu="2").node("n1"), make_pod("x").req(cpu="1").node("n1"),
+     QueueingHint.QUEUE),
+    (make_pod("x").req(cpu="2", memory="1Gi").node("n1"),
+     make_pod("x").req(cpu="2", memory="512Mi").node("n1"), QueueingHint.QUEUE_SKIP),
+    (make_pod("x").req(cpu="2"), make_pod("x").req(cpu="1"), QueueingHint.QUEUE_SKIP),
+], ids=["requested-resource-down", "unrequested-resource-down", "unassigned"])
+def test_hint_pod_scaled_down(old, new, expected):
+    """In-place resize: queue when a resource the waiting pod requests went down."""
+    event = next(e for e in NodeResourcesFit().events_to_register()
+                 if e.event.resource == "Pod")
+    assert event.event.action & ActionType.UPDATE_POD_SCALE_DOWN
+    waiting = make_pod().req(cpu="1").obj()
+    assert event.hint(waiting, old.obj(), new.obj()) == expected
 
 
 SMALL = make_node("n").alloc(cpu="1", memory="1Gi", pods=10)
