@@ -10,6 +10,7 @@ from bench.cli.demo import demo
 from bench.cli.history import history
 from bench.cli.ingest import ingest
 from bench.cli.list import list_workloads
+from bench.cli.report import report
 from bench.cli.run import run
 from bench.cli.validate import validate
 from scheduler_core.errors import SchedulerCoreError
@@ -35,6 +36,7 @@ cli.add_command(list_workloads)
 cli.add_command(validate)
 cli.add_command(ingest)
 cli.add_command(history)
+cli.add_command(report)
 cli.add_command(demo)
 
 

@@ -1,0 +1,225 @@
+"""A report as GitHub-flavoured Markdown: a PR comment or a job's step summary.
+
+Layout: headline (status word and counts), an environment warning when BASE and HEAD ran on
+different machines, one line of settings, then regressions and improvements (table), accepted
+regressions, uncommon scenarios, plugin attributions, inconclusive results, and a collapsed
+``<details>`` table of the results with no change.
+
+Size: GitHub refuses comments over 65,536 characters, so the output stays under ``max_bytes``
+(60,000 by default) whatever the number of results: every table and list has a row cap and
+takes rows only while the budget lasts, and says how many it left out.
+
+Text from results and configs (workload names, labels, notes, reasons) is escaped: HTML
+special characters become entities (a ``<script>`` workload shows as text) and Markdown
+punctuation, ``|`` included, is backslash-escaped, so a name cannot break a table or a link.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from reports.render.model import Report, Result
+from reports.render.sections import (
+    STATUS_WORDS,
+    Counts,
+    build_sections,
+    fmt_change,
+    fmt_ci,
+    fmt_duration,
+    fmt_p,
+    fmt_value,
+    kind_phrase,
+    other_modes,
+)
+
+__all__ = ["MAX_BYTES", "md_escape", "render_markdown"]
+
+MAX_BYTES = 60_000
+NAME_CHARS = 120  # longer names are clipped (the HTML and JSON reports keep them whole)
+_RESERVE = 800  # kept back for the closing lines of the document
+_SIGNIFICANT_ROWS = 50
+_LIST_ROWS = 25
+_ATTRIBUTION_ROWS = 10
+_NOTES = 10
+_MD_PUNCT = re.compile(r"([\\`*_\[\]|~$])")  # $: GitHub math
+_SPACE = re.compile(r"\s+")
+
+
+def md_escape(text: str, *, limit: int | None = NAME_CHARS) -> str:
+    """``text`` as literal inline Markdown, on one line, clipped to ``limit`` characters."""
+    text = _SPACE.sub(" ", text).strip()
+    if limit is not None and len(text) > limit:  # the middle gives way (see plots._clip)
+        head = (limit - 1) * 2 // 5
+        text = text[:head] + "…" + text[len(text) - (limit - 1 - head):]
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_PUNCT.sub(r"\\\1", text)
+
+
+def _size(lines: Sequence[str]) -> int:
+    return sum(len(line.encode()) + 1 for line in lines)
+
+
+def _bounded(lines: Iterable[str], *, total: int, budget: int, cap: int,
+             more: str) -> tuple[list[str], int]:
+    """The lines that fit ``budget`` bytes and ``cap`` lines, then a note on the rest
+    (``more`` is formatted with the count left out); and how many lines were kept.
+    ``total``: how many lines there are."""
+    out: list[str] = []
+    used = len(more.encode()) + 16
+    for line in lines:
+        size = len(line.encode()) + 1
+        if len(out) == cap or used + size > budget:
+            break
+        out.append(line)
+        used += size
+    shown = len(out)
+    if shown < total:
+        out.append(more.format(n=total - shown))
+    return out, shown
+
+
+def _listing(lines: Iterable[str], *, total: int, budget: int, cap: int = _LIST_ROWS) -> list[str]:
+    return _bounded(lines, total=total, budget=budget, cap=cap,
+                    more="- *… {n} more not shown here.*")[0]
+
+
+def _row(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _table(header: Sequence[str], rows: Iterable[str], *, total: int, budget: int, cap: int,
+           more: str) -> list[str]:
+    """A table of the rows that fit (see :func:`_bounded`); only the note when none fits."""
+    head = [_row(header), _row("---" for _ in header)]
+    body, shown = _bounded(rows, total=total, budget=budget - _size(head), cap=cap, more=more)
+    return head + body if shown else [more.format(n=total).strip()]
+
+
+def _where(r: Result) -> str:
+    return f"**{md_escape(r.workload)}** · {md_escape(r.mode)} · {md_escape(r.metric)}"
+
+
+def _result_cells(report: Report, r: Result, *, verdict: bool, others: bool) -> list[str]:
+    cells = [md_escape(r.workload), md_escape(r.metric), md_escape(r.mode),
+             f"{fmt_value(r.base.median)} → {fmt_value(r.head.median, md_escape(r.unit))}",
+             fmt_change(r.ratio), fmt_ci(r.ci_low, r.ci_high), fmt_p(r.q_value)]
+    if verdict:
+        word = md_escape(r.verdict)
+        cells.append(f"**{word}**" if r.verdict == "regression" else word)
+    if others:
+        cells.append("; ".join(f"{md_escape(o.mode)}: {o.verdict} ({fmt_change(o.ratio)})"
+                               for o in other_modes(report, r)) or "-")
+    return cells
+
+
+def _header(report: Report, counts: Counts) -> list[str]:
+    lines = [f"### schedperf: {STATUS_WORDS[report.verdict]} — {counts.phrase()}", ""]
+    if report.environment_differs:
+        notes = [md_escape(n, limit=200) for n in report.environment_notes[:_NOTES]]
+        if len(report.environment_notes) > _NOTES:
+            notes.append(f"{len(report.environment_notes) - _NOTES} more")
+        detail = f": {'; '.join(notes)}" if notes else ""
+        lines += [f"> **Warning: BASE and HEAD ran in different environments**, so timings "
+                  f"may differ for reasons other than the code{detail}.", ""]
+    st = report.settings
+    parts = [f"BASE {_side(report.base.label, report.base.commit)} vs HEAD "
+             f"{_side(report.head.label, report.head.commit)}",
+             kind_phrase(report.kind),
+             "modes " + ", ".join(md_escape(m) for m in st.modes),
+             f"{st.repeat} rounds",
+             "min effect " + ", ".join(f"{md_escape(m)} {e * 100:g} %"
+                                       for m, e in sorted(st.min_effect.items())),
+             f"q {st.q:g}"]
+    if st.label:
+        parts.append(f"label {md_escape(st.label)}")
+    if st.wall_seconds is not None:
+        parts.append(f"took {fmt_duration(st.wall_seconds)}")
+    lines += [" · ".join(parts), ""]
+    return lines
+
+
+def _side(label: str, commit: str | None) -> str:
+    return f"**{md_escape(label)}**" + (f" ({md_escape(commit[:12])})" if commit else "")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def render_markdown(report: Report, *, max_bytes: int = MAX_BYTES) -> str:
+    """The report as Markdown of at most ``max_bytes`` UTF-8 bytes (see the module doc)."""
+    s = build_sections(report)
+    several_modes = len(report.settings.modes) > 1
+    out = _header(report, s.counts)
+
+    def budget() -> int:
+        return max(0, max_bytes - _RESERVE - _size(out))
+
+    out += [f"#### Regressions and improvements ({len(s.significant)})", ""]
+    if s.significant:
+        header = ["workload", "metric", "mode", "base → head", "change", "CI", "q", "verdict"]
+        header += ["other modes"] if several_modes else []
+        out += ["Each verdict comes from the mode in its row; change and CI are HEAD vs BASE "
+                "of the metric.", ""]
+        out += _table(header, (_row(_result_cells(report, r, verdict=True, others=several_modes))
+                               for r in s.significant), total=len(s.significant),
+                      budget=budget() * 2 // 3, cap=_SIGNIFICANT_ROWS,  # room for the rest
+                      more="\n*… {n} more not shown here.*")
+    else:
+        out.append("No regressions or improvements.")
+    out.append("")
+
+    if s.accepted:
+        out += [f"#### Accepted regressions ({len(s.accepted)})", ""]
+        out += _listing((f"- {_where(r)}: {fmt_change(r.ratio)} {fmt_ci(r.ci_low, r.ci_high)}"
+                         f" — accepted: {md_escape(r.accepted.why, limit=300)}"
+                         + (f" ({md_escape(r.accepted.source)})" if r.accepted.source else "")
+                         for r in s.accepted if r.accepted is not None),
+                        total=len(s.accepted), budget=budget())
+        out.append("")
+
+    out += ["#### Uncommon scenarios", ""]
+    checked = _plural(len(s.uncommon_checked), "uncommon scenario")
+    if not s.uncommon_checked:
+        out.append("No uncommon scenarios in this comparison.")
+    elif not s.uncommon_flagged:
+        out.append(f"{checked} checked: all no change.")
+    else:
+        out.append(f"{checked} checked; {_plural(len(s.uncommon_flagged), 'result')} changed "
+                   "or unsettled:")
+        out += _listing((f"- {_where(r)}: {r.verdict}"
+                         + (" (accepted)" if r.accepted is not None else "")
+                         + f", {fmt_change(r.ratio)} {fmt_ci(r.ci_low, r.ci_high)}"
+                         for r in s.uncommon_flagged), total=len(s.uncommon_flagged),
+                        budget=budget())
+    out.append("")
+
+    if s.attributions:
+        out += ["#### Where the time went", ""]
+        out += _listing((f"- **{md_escape(r.workload)}** ({md_escape(r.mode)}, {r.verdict} "
+                         f"{fmt_change(r.ratio)}): "
+                         + "; ".join(md_escape(a.text, limit=160) for a in attrs)
+                         for r, attrs in s.attributions), total=len(s.attributions),
+                        budget=budget(), cap=_ATTRIBUTION_ROWS)
+        out.append("")
+
+    if s.inconclusive:
+        out += [f"#### Inconclusive ({len(s.inconclusive)})", ""]
+        out += _listing((f"- {_where(r)}: {fmt_change(r.ratio)} {fmt_ci(r.ci_low, r.ci_high)}"
+                         + (f", ~{r.more_rounds} more rounds" if r.more_rounds else "")
+                         for r in s.inconclusive), total=len(s.inconclusive), budget=budget())
+        out.append("")
+
+    if s.unchanged:
+        out += ["<details>",
+                f"<summary>No change: {_plural(len(s.unchanged), 'result')}</summary>", ""]
+        out += _table(["workload", "metric", "mode", "base → head", "change", "CI", "q"],
+                      (_row(_result_cells(report, r, verdict=False, others=False))
+                       for r in s.unchanged), total=len(s.unchanged), budget=budget(),
+                      cap=len(s.unchanged),
+                      more="\n*… {n} more not shown (comment size limit); the HTML and JSON "
+                           "reports list every result.*")
+        out += ["", "</details>", ""]
+    out.append(f"<sub>schedperf report · generated {md_escape(report.generated)}</sub>")
+    return "\n".join(out) + "\n"

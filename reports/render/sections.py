@@ -1,0 +1,190 @@
+"""What goes where in a rendered report, and how numbers read: shared by Markdown and HTML.
+
+A report is split into sections (:func:`build_sections`):
+
+* ``significant``   open regressions (worst first), then improvements (best first)
+* ``accepted``      regressions that ``.schedperf/accepted.yaml`` accepts (listed with the why)
+* ``inconclusive``  CI straddles the min-effect boundary (with the rounds estimate)
+* ``unchanged``     everything else ("no change")
+* ``uncommon_*``    the uncommon scenarios: names checked, and those whose verdict is not
+                    "no change"
+* ``attributions``  the leading plugin attributions of the significant and accepted results,
+                    in the order ``schedperf compare`` ranked them
+
+Every result belongs to exactly one of the first four.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from reports.render.model import Attribution, Report, Result
+
+__all__ = [
+    "STATUS_WORDS",
+    "Counts",
+    "Sections",
+    "build_sections",
+    "fmt_change",
+    "fmt_ci",
+    "fmt_duration",
+    "fmt_p",
+    "fmt_per_pod",
+    "fmt_value",
+    "kind_phrase",
+    "other_modes",
+]
+
+STATUS_WORDS = {"regression": "REGRESSION", "improvement": "IMPROVEMENT",
+                "no change": "NO CHANGE", "inconclusive": "INCONCLUSIVE"}
+_SEVERITY = {"regression": 3, "improvement": 2, "inconclusive": 1, "no change": 0}
+_KIND_PHRASES = {"refs": "git refs", "configs": "scheduler configurations",
+                 "results": "recorded results"}
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+@dataclass(frozen=True)
+class Counts:
+    regressions: int  # open ones; accepted regressions are counted apart
+    accepted: int
+    improvements: int
+    inconclusive: int
+    no_change: int
+
+    @property
+    def total(self) -> int:
+        return (self.regressions + self.accepted + self.improvements + self.inconclusive
+                + self.no_change)
+
+    def phrase(self) -> str:
+        """``2 regressions, 1 improvement, 0 inconclusive, 14 no change; 1 accepted``."""
+        text = ", ".join([_plural(self.regressions, "regression"),
+                          _plural(self.improvements, "improvement"),
+                          f"{self.inconclusive} inconclusive", f"{self.no_change} no change"])
+        if self.accepted:
+            text += f"; {_plural(self.accepted, 'accepted regression')}"
+        return text
+
+
+@dataclass(frozen=True)
+class Sections:
+    significant: tuple[Result, ...]
+    accepted: tuple[Result, ...]
+    inconclusive: tuple[Result, ...]
+    unchanged: tuple[Result, ...]
+    uncommon_checked: tuple[str, ...]
+    uncommon_flagged: tuple[Result, ...]
+    attributions: tuple[tuple[Result, tuple[Attribution, ...]], ...]
+    counts: Counts
+
+
+def _log_effect(r: Result) -> float:
+    return abs(math.log(r.ratio)) if r.ratio is not None else 0.0
+
+
+def build_sections(report: Report, *, top_attributions: int = 3) -> Sections:
+    """Split ``report.results`` into the sections listed in the module docstring."""
+    results = report.results
+    regressions = sorted((r for r in results if r.open_regression), key=_log_effect,
+                         reverse=True)
+    improvements = sorted((r for r in results if r.verdict == "improvement"), key=_log_effect,
+                          reverse=True)
+    accepted = tuple(sorted((r for r in results
+                             if r.verdict == "regression" and r.accepted is not None),
+                            key=_log_effect, reverse=True))
+    inconclusive = tuple(r for r in results if r.verdict == "inconclusive")
+    unchanged = tuple(r for r in results if r.verdict == "no change")
+    significant = (*regressions, *improvements)
+    attributions = []
+    for r in (*significant, *accepted):
+        if r.attribution:
+            attributions.append((r, r.attribution[:top_attributions]))
+    uncommon = [r for r in results if r.uncommon]
+    return Sections(
+        significant=significant, accepted=accepted, inconclusive=inconclusive,
+        unchanged=unchanged,
+        uncommon_checked=tuple(sorted({r.workload for r in uncommon})),
+        uncommon_flagged=tuple(sorted((r for r in uncommon if r.verdict != "no change"),
+                                      key=lambda r: (-_SEVERITY[r.verdict], r.key))),
+        attributions=tuple(attributions),
+        counts=Counts(regressions=len(regressions), accepted=len(accepted),
+                      improvements=len(improvements), inconclusive=len(inconclusive),
+                      no_change=len(unchanged)))
+
+
+def other_modes(report: Report, result: Result) -> list[Result]:
+    """The same workload's results in the other modes, one per mode: the most telling metric
+    (highest verdict severity, then the largest effect)."""
+    best: dict[str, Result] = {}
+    for r in report.results:
+        if r.workload != result.workload or r.mode == result.mode:
+            continue
+        current = best.get(r.mode)
+        if current is None or ((_SEVERITY[r.verdict], _log_effect(r))
+                               > (_SEVERITY[current.verdict], _log_effect(current))):
+            best[r.mode] = r
+    return [best[m] for m in report.settings.modes if m in best]
+
+
+def kind_phrase(kind: str) -> str:
+    return _KIND_PHRASES.get(kind, kind)
+
+
+# ---------------------------------------------------------------------------- numbers
+
+
+def fmt_change(ratio: float | None) -> str:
+    """HEAD/BASE as a signed percent change: 0.952 -> ``-4.8 %``; None -> ``n/a``."""
+    if ratio is None:
+        return "n/a"
+    change = (ratio - 1.0) * 100.0
+    digits = 2 if abs(change) < 1 else 1
+    text = f"{change:+.{digits}f} %"
+    return "0.0 %" if text in ("+0.00 %", "-0.00 %") else text
+
+
+def fmt_ci(low: float | None, high: float | None) -> str:
+    """The confidence interval of the ratio as percent changes: ``[-6.9 %, -3.0 %]``."""
+    if low is None or high is None:
+        return "n/a"
+    return f"[{fmt_change(low)}, {fmt_change(high)}]"
+
+
+def fmt_p(p: float | None) -> str:
+    if p is None:
+        return "n/a"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def fmt_value(value: float | None, unit: str = "") -> str:
+    """4 significant digits and the unit: ``812 pods/s``, ``0.0001234 s``."""
+    if value is None:
+        return "n/a"
+    text = f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:.4g}"
+    return f"{text} {unit}".rstrip()
+
+
+def fmt_per_pod(seconds: float | None) -> str:
+    """Seconds per pod in a readable unit: ``120 µs``."""
+    if seconds is None:
+        return "n/a"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
+
+
+def fmt_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "n/a"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
