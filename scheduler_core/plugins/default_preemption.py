@@ -49,7 +49,7 @@ from scheduler_core.errors import ConfigError, NotFoundError
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.interface import Code, CycleState, PostFilterResult, Status
 from scheduler_core.plugins import names
-from scheduler_core.plugins.default_preemption_pdb import Budget, budgets
+from scheduler_core.plugins.default_preemption_pdb import Budget, BudgetTracker
 from scheduler_core.plugins.default_preemption_victims import (
     Victims,
     node_local,
@@ -170,6 +170,7 @@ class DefaultPreemption:
                  args_path: str = "") -> None:
         self.args = DefaultPreemptionArgs.parse(args, args_path)
         self.handle = handle
+        self._budgets: BudgetTracker | None = None  # created on the first preemption
 
     # ------------------------------------------------------------------ PostFilter
     def post_filter(self, state: CycleState, pod: Pod, diagnosis: Diagnosis
@@ -255,8 +256,9 @@ class DefaultPreemption:
         table = h.table
         n = len(potential)
         rotated = np.concatenate((potential[offset:], potential[:offset]))
-        pdbs = h.cluster.list_pdbs()
-        budget: list[Budget] = budgets(pdbs, h.cluster.pods.values()) if pdbs else []
+        if self._budgets is None:
+            self._budgets = BudgetTracker(h.cluster)
+        budget: list[Budget] = self._budgets.budgets()
         now = h.clock.now()
         batch = node_local(fwk, state)
         nominated = h.nominated_placement(pod) if batch else None

@@ -14,17 +14,23 @@ in its namespace:
   when neither field is set (the controller then leaves ``expected`` at 0).
 
 The split itself is upstream's ``filterPodsWithPDBViolation`` (spec §7.2).
+
+:class:`BudgetTracker` keeps ``expected`` and ``healthy`` per budget up to date from the
+cluster's watch events (a pod event touches only the budgets of its namespace), so a preemption
+attempt does not rescan every pod of the cluster for every budget; budget changes rebuild the
+counts from scratch. Assumed pods (which have a node but no event yet) are added on demand.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from scheduler_core.api.objects import PodDisruptionBudget
 from scheduler_core.api.pod import Pod
 
-__all__ = ["Budget", "budgets", "scaled_value", "split_by_pdb"]
+__all__ = ["Budget", "BudgetTracker", "budgets", "scaled_value", "split_by_pdb"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +56,11 @@ def _selects(pdb: PodDisruptionBudget, pod: Pod) -> bool:
         sel.matches(pod.labels)
 
 
+def _healthy(pdb: PodDisruptionBudget, pod: Any) -> bool:
+    return bool(pod.node_name) and pod.deletion_timestamp is None and \
+        pod.name not in pdb.disrupted_pods
+
+
 def disruptions_allowed(pdb: PodDisruptionBudget, pods: Iterable[Pod]) -> int:
     """What the disruption controller would publish as ``status.disruptionsAllowed``."""
     expected = healthy = 0
@@ -57,8 +68,13 @@ def disruptions_allowed(pdb: PodDisruptionBudget, pods: Iterable[Pod]) -> int:
         if not _selects(pdb, p):
             continue
         expected += 1
-        if p.node_name and p.deletion_timestamp is None and p.name not in pdb.disrupted_pods:
+        if _healthy(pdb, p):
             healthy += 1
+    return allowed_from_counts(pdb, expected, healthy)
+
+
+def allowed_from_counts(pdb: PodDisruptionBudget, expected: int, healthy: int) -> int:
+    """``disruptionsAllowed`` from the budget's selected (expected) and healthy pod counts."""
     if pdb.max_unavailable is not None:
         desired = max(0, expected - scaled_value(pdb.max_unavailable, expected, round_up=True))
     elif pdb.min_available is not None:
@@ -82,6 +98,71 @@ def budgets(pdbs: Sequence[PodDisruptionBudget], pods: Iterable[Pod]) -> list[Bu
         if bucket is not None:
             bucket.append(p)
     return [Budget(b, disruptions_allowed(b, by_ns[b.namespace])) for b in usable]
+
+
+class BudgetTracker:
+    """``budgets(cluster.list_pdbs(), cluster.pods.values())``, kept up to date by events."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self._valid = False
+        self._usable: list[PodDisruptionBudget] = []
+        self._by_ns: dict[str, list[int]] = {}  # namespace -> indexes into _usable
+        self._expected: list[int] = []
+        self._healthy: list[int] = []
+        cluster.subscribe(self._on_event)
+
+    def _rebuild(self) -> None:
+        self._usable = [b for b in self.cluster.list_pdbs()
+                        if b.selector is not None and not b.selector.empty]
+        self._by_ns = {}
+        for i, b in enumerate(self._usable):
+            self._by_ns.setdefault(b.namespace, []).append(i)
+        self._expected = [0] * len(self._usable)
+        self._healthy = [0] * len(self._usable)
+        if self._usable:
+            assumed = self.cluster.assumed
+            for p in self.cluster.pods.values():
+                if p.namespace in self._by_ns:
+                    # an assumed pod counts as its watch events last showed it: unbound
+                    self._count(p, 1, unbound=p.key in assumed)
+        self._valid = True
+
+    def _count(self, pod: Any, sign: int, *, unbound: bool = False) -> None:
+        for i in self._by_ns.get(pod.namespace, ()):
+            pdb = self._usable[i]
+            if _selects(pdb, pod):
+                self._expected[i] += sign
+                if not unbound and _healthy(pdb, pod):
+                    self._healthy[i] += sign
+
+    def _on_event(self, ev: Any) -> None:
+        if not self._valid:
+            return
+        if ev.kind == "PodDisruptionBudget":
+            self._valid = False
+        elif ev.kind == "Pod" and self._usable:
+            if ev.old is not None:
+                self._count(ev.old, -1)
+            if ev.new is not None:
+                self._count(ev.new, 1)
+
+    def budgets(self) -> list[Budget]:
+        if not self._valid:
+            self._rebuild()
+        if not self._usable:
+            return []
+        healthy = list(self._healthy)
+        for key in self.cluster.assumed:  # a node but no bind event yet
+            pod = self.cluster.pods.get(key)
+            if pod is None:
+                continue
+            for i in self._by_ns.get(pod.namespace, ()):
+                pdb = self._usable[i]
+                if _selects(pdb, pod) and _healthy(pdb, pod):
+                    healthy[i] += 1
+        return [Budget(b, allowed_from_counts(b, self._expected[i], healthy[i]))
+                for i, b in enumerate(self._usable)]
 
 
 def split_by_pdb(pods: Sequence[Pod], budgets_: Sequence[Budget]

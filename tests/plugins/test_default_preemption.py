@@ -33,6 +33,7 @@ from scheduler_core.plugins.default_preemption import (
 )
 from scheduler_core.plugins.default_preemption_pdb import (
     Budget,
+    BudgetTracker,
     budgets,
     disruptions_allowed,
     scaled_value,
@@ -720,3 +721,57 @@ def test_batched_victim_search_matches_the_per_node_one(case):
     reference = _run_summary(case, "per-node")
     for mode in MODES[1:]:
         assert _run_summary(case, mode) == reference, mode
+
+
+# --------------------------------------------------------------------------- budget tracker
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_budget_tracker_matches_a_full_recount_after_every_change(seed):
+    """Random adds, binds, assumes, label updates, terminations, deletions and budget changes:
+    the event-maintained counts always equal budgets() over every pod."""
+    rng = np.random.default_rng(seed)
+    cluster = Cluster()
+    for i in range(3):
+        cluster.add_node(make_node(f"n{i}").alloc(cpu="100", memory="100Gi", pods=500).obj())
+    tracker = BudgetTracker(cluster)
+    apps, namespaces = ["a", "b", "c"], ["default", "other"]
+    cluster.add_pdb(pdb("pa", "a", min_available=2))
+    cluster.add_pdb(pdb("pb", "b", max_unavailable="50%", namespace="other"))
+    for step in range(300):
+        op = rng.integers(9)
+        pods = list(cluster.pods.values())
+        pick = pods[int(rng.integers(len(pods)))] if pods else None
+        if op <= 2 or pick is None:
+            ns = namespaces[int(rng.integers(2))]
+            p = make_pod(f"p{step}", ns).label("app", apps[int(rng.integers(3))]).obj()
+            if rng.integers(2):
+                p.node_name = f"n{int(rng.integers(3))}"
+            cluster.add_pod(p)
+        elif op == 3 and not pick.node_name:
+            if pick.key in cluster.assumed:
+                cluster.bind(pick, pick.node_name)
+            elif rng.integers(2):
+                cluster.assume(pick, "n0")
+            else:
+                cluster.bind(pick, "n1")
+        elif op == 4 and pick.key in cluster.assumed:
+            cluster.bind(pick, pick.node_name)
+        elif op == 5:
+            changed = pick.clone()
+            changed.labels = {"app": apps[int(rng.integers(3))]}
+            changed.node_name = pick.node_name
+            if pick.key not in cluster.assumed:
+                cluster.update_pod(changed)
+        elif op == 6 and pick.key not in cluster.assumed:
+            terminating = pick.clone()
+            terminating.node_name = pick.node_name
+            terminating.deletion_timestamp = float(step)
+            cluster.update_pod(terminating)
+        elif op == 7 and pick.key not in cluster.assumed:
+            cluster.delete_pod(pick.namespace, pick.name)
+        elif op == 8:
+            cluster.update_pdb(pdb("pa", apps[int(rng.integers(3))],
+                                   min_available=int(rng.integers(4))))
+        want = budgets(cluster.list_pdbs(), cluster.pods.values())
+        assert tracker.budgets() == want, f"step {step} op {op}"
