@@ -423,6 +423,10 @@ class PriorityLoads:
         if self._on_pod in self.table.pod_listeners:
             self.table.pod_listeners.remove(self._on_pod)
 
+    def any_below(self, priority: int) -> bool:
+        """Whether any placed pod has a priority under ``priority``."""
+        return any(prio < priority for prio in self._count)
+
     def below(self, priority: int, idx: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Over the slots ``idx``: how many placed pods have a priority under ``priority``,
         and their summed requests per resource (resources none of them requests are left

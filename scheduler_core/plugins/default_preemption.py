@@ -48,9 +48,11 @@ from scheduler_core.api.pod import Pod
 from scheduler_core.errors import ConfigError, NotFoundError
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.interface import Code, CycleState, PostFilterResult, Status
+from scheduler_core.nodetable.pod_index import priority_loads
 from scheduler_core.plugins import names
 from scheduler_core.plugins.default_preemption_pdb import Budget, BudgetTracker
 from scheduler_core.plugins.default_preemption_victims import (
+    NO_VICTIMS,
     Victims,
     node_local,
     select_victims_batch,
@@ -196,6 +198,11 @@ class DefaultPreemption:
         if len(potential) == 0:
             return PostFilterResult(""), Status.unschedulable(self._fit_error(pod, []))
         offset = int(h.rng.integers(len(potential)))
+        loads = priority_loads(h.table)
+        if loads is not None and not loads.any_below(pod.priority):
+            # no placed pod has a lower priority: every node fails the dry run the same way
+            return PostFilterResult(""), Status.unschedulable(self._fit_error(
+                pod, [], uniform=(potential, Status.unresolvable(NO_VICTIMS))))
         k = num_candidates(len(potential), self.args.min_candidate_nodes_percentage,
                            self.args.min_candidate_nodes_absolute)
         run = self.dry_run(fwk, state, pod, potential, offset, k)
@@ -302,10 +309,16 @@ class DefaultPreemption:
             chunk = _next_chunk(k, len(good) + len(violating), pos)
         return _DryRun(good + violating, failed, errors)
 
-    def _fit_error(self, pod: Pod, failed: list[tuple[int, Status]]) -> str:
-        """The FitError text over the dry-run statuses; every other node is "not helpful"."""
+    def _fit_error(self, pod: Pod, failed: list[tuple[int, Status]], *,
+                   uniform: tuple[np.ndarray, Status] | None = None) -> str:
+        """The FitError text over the dry-run statuses (``failed``, or ``uniform``: these
+        slots all with this status); every other node is "not helpful"."""
         d = Diagnosis(self.handle.table.num_nodes)
-        if failed:
+        if uniform is not None:
+            d.slots = np.asarray(uniform[0], dtype=np.int64)
+            d.status_index = np.zeros(len(d.slots), dtype=np.int64)
+            d.statuses = [uniform[1]]
+        elif failed:
             index: dict[Status, int] = {}
             d.slots = np.asarray([s for s, _ in failed], dtype=np.int64)
             d.status_index = np.asarray([index.setdefault(st, len(index)) for _, st in failed],

@@ -350,6 +350,28 @@ def test_no_candidate_lists_dry_run_statuses_and_clears():
         "1 Preemption is not helpful for scheduling.")
 
 
+@pytest.mark.parametrize("shortcut", [True, False], ids=["no-lower-priority-shortcut",
+                                                      "full-dry-run"])
+def test_nobody_to_preempt_fails_every_potential_node_alike(monkeypatch, shortcut):
+    """With no placed pod of lower priority the dry run is skipped; the outcome (message,
+    nomination, RNG draws) is the one the full dry run gives."""
+    if not shortcut:
+        monkeypatch.setattr(dp, "priority_loads", lambda table: None)
+    nodes = [node(f"n{i}", cpu="1") for i in range(5)]
+    pods = [bound(f"b{i}", f"n{i}", "1", 10) for i in range(5)]
+    _, sched, plugin = setup(nodes, pods)
+    pod = pending("p", "1", 10)
+    sched.cluster.add_pod(pod)
+    result, status = preempt(sched, plugin, pod)
+    assert result is not None and result.nominated_node_name == ""
+    assert status.message == ("preemption: 0/5 nodes are available: "
+                              "5 No preemption victims found for incoming pod.")
+    # the offset over the 5 potential nodes was drawn either way (seed 0's stream goes on)
+    expected = np.random.default_rng(0)
+    expected.integers(5)
+    assert sched.handle.rng.integers(1 << 30) == expected.integers(1 << 30)
+
+
 # --------------------------------------------------------------------------- victims
 def _victim_names(cluster: Cluster, before: set[str]) -> set[str]:
     return before - set(cluster.pods)
