@@ -7,6 +7,7 @@ import sys
 import click
 
 from bench.cli.demo import demo
+from bench.cli.generate import generate
 from bench.cli.history import history
 from bench.cli.ingest import ingest
 from bench.cli.list import list_workloads
@@ -34,6 +35,7 @@ def cli() -> None:
 cli.add_command(run)
 cli.add_command(list_workloads)
 cli.add_command(validate)
+cli.add_command(generate)
 cli.add_command(ingest)
 cli.add_command(history)
 cli.add_command(report)
