@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from bench.cli.compare import compare
 from bench.cli.demo import demo
 from bench.cli.generate import generate
 from bench.cli.history import history
@@ -36,9 +37,10 @@ cli.add_command(run)
 cli.add_command(list_workloads)
 cli.add_command(validate)
 cli.add_command(generate)
+cli.add_command(compare)
+cli.add_command(report)
 cli.add_command(ingest)
 cli.add_command(history)
-cli.add_command(report)
 cli.add_command(demo)
 
 

@@ -1,0 +1,280 @@
+"""``schedperf compare``: did HEAD get slower than BASE, where, and how sure are we?
+
+Three forms, one report:
+
+    schedperf compare BASE HEAD                     git refs of this repository
+    schedperf compare --base-config A --head-config B   two KubeSchedulerConfigurations
+    schedperf compare --base-results X --head-results Y  results already recorded
+
+Refs are checked out in their own worktrees (removed afterwards whatever happens); every
+measurement runs in a fresh worker process whose PYTHONPATH selects that side's
+scheduler_core while the harness measuring both is the same. ``--measure time`` runs
+interleaved rounds (A B, B A, ...); ``--measure instructions`` counts instructions under
+cachegrind, deterministically. ``--out DIR`` receives report.md, report.html, report.json,
+samples.parquet and the raw worker results. Exit status: 0, or 1 with --fail-on-regression
+when a regression nobody accepted is significant, 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+import polars as pl
+from rich.console import Console
+
+from bench.cli.run import BadInput, config_option, load_test_cases, select_workloads
+from bench.compare.judge import build_report
+from bench.compare.measure import SideRun, run_instructions, run_time, side_env
+from bench.compare.recorded import load_recorded
+from bench.compare.samples import to_frame
+from bench.compare.worktrees import GitError, checked_out, core_path_entry, repo_root
+from bench.measure.spec import WorkerSpec
+from bench.results import atomic_write_bytes, environment_fingerprint
+from reports.accepted import DEFAULT_ACCEPTED_PATH, AcceptedFileError, load_accepted
+from reports.render import parse_report, render
+from reports.stats.compare import MIN_EFFECT
+
+__all__ = ["compare"]
+
+DEFAULT_LABEL = "compare"
+MODES = ("instructions", "time")
+
+
+def _min_effects(values: Sequence[str]) -> dict[str, float]:
+    out = dict(MIN_EFFECT)
+    for text in values:
+        mode, _, number = text.partition("=")
+        if mode not in MODES or not number:
+            raise BadInput(f"--min-effect {text!r}: expected MODE=FRACTION with MODE one of "
+                           f"{', '.join(MODES)}, e.g. time=0.03")
+        try:
+            value = float(number)
+        except ValueError:
+            raise BadInput(f"--min-effect {text!r}: {number!r} is not a number") from None
+        if not 0 < value < 1:
+            raise BadInput(f"--min-effect {text!r}: expected a fraction between 0 and 1")
+        out[mode] = value
+    return out
+
+
+def _side_dict(run: SideRun, config: str | None) -> dict[str, Any]:
+    env = dict(run.environment)
+    if run.core.get("path"):
+        env["core_path"] = run.core["path"]
+    return {"label": run.label, "commit": run.core.get("commit") or run.commit,
+            "core_path": run.core.get("path"), "config": config, "environment": env,
+            "problems": run.problems}
+
+
+def _write_outputs(out: Path, report: dict[str, Any], samples: pl.DataFrame) -> None:
+    import io
+
+    buf = io.BytesIO()
+    samples.write_parquet(buf)
+    atomic_write_bytes(out / "samples.parquet", buf.getvalue())
+    model = parse_report(report, source=str(out / "report.json"))
+    for fmt, name in (("json", "report.json"), ("md", "report.md"), ("html", "report.html")):
+        atomic_write_bytes(out / name, render(model, fmt).encode())  # type: ignore[arg-type]
+
+
+@click.command()
+@click.argument("refs", nargs=-1, metavar="[BASE HEAD]")
+@click.option("--base-config", type=click.Path(dir_okay=False, path_type=Path),
+              help="KubeSchedulerConfiguration for BASE (with --head-config: same code).")
+@click.option("--head-config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--base-results", metavar="SPEC",
+              help="Recorded BASE: a compare folder[#base|#head], a run folder, "
+                   "results.parquet, or commit:<sha> with --store.")
+@click.option("--head-results", metavar="SPEC")
+@click.option("--store", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Results store for commit:<sha> sides.")
+@config_option
+@click.option("--label", "label_filter", default=DEFAULT_LABEL, show_default=True,
+              help="Workloads to compare (label filter).")
+@click.option("--time-label", default=None,
+              help="Label filter for time mode [default: --label].")
+@click.option("--name", "name_regex", default=None, metavar="REGEX")
+@click.option("--measure", "modes", multiple=True, type=click.Choice(MODES),
+              help="Measurement modes (repeatable) [default: time].")
+@click.option("--repeat", default=5, show_default=True, type=click.IntRange(min=1),
+              help="Time-mode rounds per side (interleaved).")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--min-effect", "min_effect", multiple=True, metavar="MODE=FRACTION",
+              help="Smallest change that counts, e.g. time=0.03 [default: time=0.03, "
+                   "instructions=0.01].")
+@click.option("--q", default=0.05, show_default=True,
+              type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+              help="False discovery rate (Benjamini-Hochberg).")
+@click.option("--accepted", "accepted_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help=f"Accepted regressions [default: {DEFAULT_ACCEPTED_PATH}].")
+@click.option("--fail-on-regression", is_flag=True,
+              help="Exit 1 when a significant regression is not accepted.")
+@click.option("--jobs", default=2, show_default=True, type=click.IntRange(min=1),
+              help="Parallel valgrind runs.")
+@click.option("--timeout-per-run", "timeout", type=click.FloatRange(min=0, min_open=True),
+              default=None, metavar="S", help="Wall-time limit of one worker run.")
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="The schedperf repository whose refs are compared.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Output folder [default: ./schedperf-compare/<UTC time>].")
+@click.pass_context
+def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
+            head_config: Path | None, base_results: str | None, head_results: str | None,
+            store: Path | None, configs: tuple[Path, ...], label_filter: str,
+            time_label: str | None, name_regex: str | None, modes: tuple[str, ...],
+            repeat: int, seed: int, min_effect: tuple[str, ...], q: float,
+            accepted_path: Path | None, fail_on_regression: bool, jobs: int,
+            timeout: float | None, repo: Path, out_dir: Path | None) -> None:
+    """Compare BASE with HEAD (git refs, scheduler configs, or recorded results)."""
+    forms = [bool(refs), base_config is not None or head_config is not None,
+             base_results is not None or head_results is not None]
+    if sum(forms) != 1:
+        raise BadInput("give exactly one of: BASE HEAD refs, --base-config/--head-config, "
+                       "--base-results/--head-results")
+    if refs and len(refs) != 2:
+        raise BadInput(f"expected two refs (BASE HEAD), got {len(refs)}")
+    if forms[1] and (base_config is None or head_config is None):
+        raise BadInput("--base-config and --head-config go together")
+    if forms[2] and (base_results is None or head_results is None):
+        raise BadInput("--base-results and --head-results go together")
+    effects = _min_effects(min_effect)
+    try:
+        accepted = load_accepted(accepted_path or DEFAULT_ACCEPTED_PATH,
+                                 required=accepted_path is not None)
+    except AcceptedFileError as exc:
+        raise BadInput(str(exc)) from exc
+    started = time.perf_counter()
+    stamp = dt.datetime.now(dt.UTC)
+    out = out_dir or Path("schedperf-compare") / stamp.strftime("%Y-%m-%dT%H-%M-%SZ")
+    console = Console(stderr=True)
+    say = lambda text: console.print(f"[dim]{text}[/]", highlight=False)  # noqa: E731
+    in_base = lambda commit: False  # noqa: E731
+
+    if forms[2]:
+        assert base_results is not None and head_results is not None
+        try:
+            b_rows, b_side = load_recorded(base_results, "base", store=store)
+            h_rows, h_side = load_recorded(head_results, "head", store=store)
+        except GitError as exc:
+            raise BadInput(str(exc)) from exc
+        samples = pl.concat([b_rows, h_rows])
+        used_modes = [m for m in MODES if m in set(samples["mode"].to_list())]
+        uncommon_names: set[str] = set()
+        report = build_report(
+            samples, kind="results", base=b_side, head=h_side, modes=used_modes,
+            repeat=int(samples["round"].max() or 1), q=q, min_effect=effects, seed=None,
+            label=None, uncommon=lambda w: w in uncommon_names, accepted=accepted,
+            wall_seconds=time.perf_counter() - started)
+        return _finish(ctx, out, report, samples, fail_on_regression, console)
+
+    modes = modes or ("time",)
+    test_cases = load_test_cases(configs)
+    chosen: dict[str, list[str]] = {}
+    uncommon_names = set()
+    for mode in modes:
+        flt = (time_label or label_filter) if mode == "time" else label_filter
+        picked = select_workloads(test_cases, flt, name_regex)
+        chosen[mode] = [w.full_name for _, w in picked]
+        uncommon_names |= {w.full_name for _, w in picked if "uncommon" in w.labels}
+        sources = {str(tc.source) for tc, _ in picked}
+        chosen[mode + ":configs"] = sorted(sources)
+    env_fp = environment_fingerprint(clock="virtual", seed=seed)
+    env_keep = {k: env_fp.get(k) for k in ("machine", "cpu_model", "cpu_count", "python",
+                                           "numpy_version", "blas")}
+    out.mkdir(parents=True, exist_ok=True)
+    raw = out / "raw"
+    rows: list[dict[str, Any]] = []
+
+    def measure(sides: list[SideRun]) -> None:
+        for mode in ("instructions", "time"):
+            if mode not in modes:
+                continue
+            spec = WorkerSpec(configs=tuple(chosen[mode + ":configs"]),
+                              workloads=tuple(chosen[mode]), seed=seed)
+            if mode == "instructions":
+                try:
+                    rows.extend(run_instructions(sides, spec, raw, jobs=jobs, timeout=timeout,
+                                                 progress=say))
+                except FileNotFoundError as exc:
+                    raise BadInput(f"--measure instructions: {exc}") from exc
+            else:
+                rows.extend(run_time(sides, spec, repeat, raw, timeout=timeout, progress=say))
+
+    if refs:
+        try:
+            root = repo_root(repo)
+            with checked_out(root, list(refs)) as checked:
+                entries = Path(tempfile.mkdtemp(prefix="schedperf-core-"))
+                try:
+                    sides = []
+                    for name, side in zip(("base", "head"), checked, strict=True):
+                        entry = core_path_entry(side.core, entries / name)
+                        sides.append(SideRun(name, side.ref, side_env([entry]),
+                                             commit=side.commit, environment=dict(env_keep)))
+                    say(f"BASE {refs[0]} = {checked[0].commit[:12]}, "
+                        f"HEAD {refs[1]} = {checked[1].commit[:12]}")
+                    measure(sides)
+                finally:
+                    shutil.rmtree(entries, ignore_errors=True)
+            base_commit = checked[0].commit
+
+            def in_base(commit: str) -> bool:
+                import subprocess
+
+                proc = subprocess.run(["git", "-C", str(root), "merge-base", "--is-ancestor",
+                                       commit, base_commit], capture_output=True, check=False)
+                return proc.returncode == 0
+        except GitError as exc:
+            raise BadInput(str(exc)) from exc
+        kind, configs_used = "refs", (None, None)
+    else:
+        assert base_config is not None and head_config is not None
+        from scheduler_core.errors import ConfigError
+        from scheduler_core.framework.config import load_config
+
+        for path in (base_config, head_config):
+            try:
+                load_config(path)
+            except (ConfigError, OSError) as exc:
+                raise BadInput(f"{path}: {exc}") from exc
+        here = side_env([])
+        sides = [SideRun("base", str(base_config), dict(here), str(base_config.resolve()),
+                         environment=dict(env_keep)),
+                 SideRun("head", str(head_config), dict(here), str(head_config.resolve()),
+                         environment=dict(env_keep))]
+        measure(sides)
+        kind, configs_used = "configs", (str(base_config), str(head_config))
+    samples = to_frame(rows)
+    report = build_report(
+        samples, kind=kind, base=_side_dict(sides[0], configs_used[0]),
+        head=_side_dict(sides[1], configs_used[1]), modes=list(modes), repeat=repeat, q=q,
+        min_effect=effects, seed=seed, label=label_filter,
+        uncommon=lambda w: w in uncommon_names, accepted=accepted, in_base=in_base,
+        wall_seconds=time.perf_counter() - started,
+        extra_settings={"time_label": time_label or label_filter,
+                        "workloads": {m: len(chosen[m]) for m in modes}})
+    _finish(ctx, out, report, samples, fail_on_regression, console)
+
+
+def _finish(ctx: click.Context, out: Path, report: dict[str, Any], samples: pl.DataFrame,
+            fail_on_regression: bool, console: Console) -> None:
+    _write_outputs(out, report, samples)
+    results = report["results"]
+    regressions = [r for r in results if r["verdict"] == "regression" and not r["accepted"]]
+    console.print(f"verdict: [bold]{report['verdict']}[/] ({len(results)} comparisons, "
+                  f"{len(regressions)} open regression(s)); report in {out}/report.md",
+                  highlight=False)
+    for side in ("base", "head"):
+        for problem in report[side].get("problems") or ():
+            console.print(f"[yellow]{side}: {problem}[/]", highlight=False)
+    if not results:
+        console.print("[yellow]nothing was compared: no workload produced a value on both "
+                      "sides[/]")
+    ctx.exit(1 if fail_on_regression and regressions else 0)
