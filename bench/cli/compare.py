@@ -35,6 +35,7 @@ from bench.compare.measure import SideRun, run_instructions, run_time, side_env
 from bench.compare.recorded import load_recorded
 from bench.compare.samples import to_frame
 from bench.compare.worktrees import GitError, checked_out, core_path_entry, repo_root
+from bench.measure.instructions import valgrind_available
 from bench.measure.spec import WorkerSpec
 from bench.results import atomic_write_bytes, environment_fingerprint
 from reports.accepted import DEFAULT_ACCEPTED_PATH, AcceptedFileError, load_accepted
@@ -44,6 +45,7 @@ from reports.stats.compare import MIN_EFFECT
 __all__ = ["compare"]
 
 DEFAULT_LABEL = "compare"
+DEFAULT_TIME_LABEL = "compare-time"
 MODES = ("instructions", "time")
 
 
@@ -98,11 +100,12 @@ def _write_outputs(out: Path, report: dict[str, Any], samples: pl.DataFrame) -> 
 @config_option
 @click.option("--label", "label_filter", default=DEFAULT_LABEL, show_default=True,
               help="Workloads to compare (label filter).")
-@click.option("--time-label", default=None,
-              help="Label filter for time mode [default: --label].")
+@click.option("--time-label", default=DEFAULT_TIME_LABEL, show_default=True,
+              help="Label filter for time mode (a small set: it runs --repeat rounds a side).")
 @click.option("--name", "name_regex", default=None, metavar="REGEX")
 @click.option("--measure", "modes", multiple=True, type=click.Choice(MODES),
-              help="Measurement modes (repeatable) [default: time].")
+              help="Measurement modes (repeatable) [default: instructions when valgrind is "
+                   "installed, and time].")
 @click.option("--repeat", default=5, show_default=True, type=click.IntRange(min=1),
               help="Time-mode rounds per side (interleaved).")
 @click.option("--seed", default=0, show_default=True, type=int)
@@ -174,12 +177,13 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
             wall_seconds=time.perf_counter() - started)
         return _finish(ctx, out, report, samples, fail_on_regression, console)
 
-    modes = modes or ("time",)
+    if not modes:
+        modes = ("instructions", "time") if valgrind_available() else ("time",)
     test_cases = load_test_cases(configs)
     chosen: dict[str, list[str]] = {}
     uncommon_names = set()
     for mode in modes:
-        flt = (time_label or label_filter) if mode == "time" else label_filter
+        flt = time_label if mode == "time" else label_filter
         picked = select_workloads(test_cases, flt, name_regex)
         chosen[mode] = [w.full_name for _, w in picked]
         uncommon_names |= {w.full_name for _, w in picked if "uncommon" in w.labels}
@@ -258,7 +262,7 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
         min_effect=effects, seed=seed, label=label_filter,
         uncommon=lambda w: w in uncommon_names, accepted=accepted, in_base=in_base,
         wall_seconds=time.perf_counter() - started,
-        extra_settings={"time_label": time_label or label_filter,
+        extra_settings={"time_label": time_label,
                         "workloads": {m: len(chosen[m]) for m in modes}})
     _finish(ctx, out, report, samples, fail_on_regression, console)
 
