@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from bench.cli.changes import changes
 from bench.cli.compare import compare
 from bench.cli.demo import demo
 from bench.cli.generate import generate
@@ -41,6 +42,7 @@ cli.add_command(compare)
 cli.add_command(report)
 cli.add_command(ingest)
 cli.add_command(history)
+cli.add_command(changes)
 cli.add_command(demo)
 
 
