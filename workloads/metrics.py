@@ -22,6 +22,10 @@ Besides upstream's items (``SchedulingThroughput``, the histograms and the newes
 into scheduler / pod creation / harness, resident memory sampled every 0.5 s (Memory collector,
 on by default), and one ``schedperf_unschedulable_pods`` item per distinct failure message
 of pods still unscheduled in the window's namespaces when it closes (label ``reason``).
+
+A window with ``wall_clock=False`` (runs for instruction counting) reads no clock at all: no
+throughput collector (no SchedulingThroughput item), no memory samples, and its wall and CPU
+seconds stay 0, so nothing it does depends on how fast the run went.
 """
 
 from __future__ import annotations
@@ -40,15 +44,14 @@ from scheduler_core.api.pod import Pod
 from workloads.config import MetricsCollectorConfig, ThresholdMetricSelector
 from workloads.result import DataItem
 
-try:  # psutil is a declared dependency; degrade to "not measured" without it
-    import psutil
-
-    _PROCESS: Any = psutil.Process()
-except ImportError:  # pragma: no cover
-    _PROCESS = None
+# psutil.Process() of this process, made on first use (False: psutil is missing). Not at
+# import: importing psutil and creating the Process read /proc, whose changing numbers would
+# make instruction counts of runs that never poll memory vary (bench.measure).
+_PROCESS: Any = None
 
 __all__ = [
     "NOT_APPLICABLE",
+    "POINT_ALIASES",
     "RunRecorder",
     "Window",
     "apply_threshold",
@@ -60,14 +63,22 @@ NOT_APPLICABLE = "not applicable"
 MEMORY_SAMPLE_INTERVAL = 0.5  # upstream's Memory collector samples every 500 ms
 # upstream's default collectors (newest): Throughput, Metrics, Memory, SchedulingDuration
 DEFAULT_COLLECTORS = frozenset({"Throughput", "Metrics", "Memory", "SchedulingDuration"})
-_POINT_ALIASES = {"NormalizeScore": "ScoreExtensionNormalize"}
+POINT_ALIASES = {"NormalizeScore": "ScoreExtensionNormalize"}  # recorder name -> upstream label
 _POD_SCHEDULING = ("scheduler_pod_scheduling_duration_seconds",
                    "scheduler_pod_scheduling_sli_duration_seconds")
 
 
 def rss_bytes() -> int:
     """The process's resident set size now (0 when psutil is missing)."""
-    return int(_PROCESS.memory_info().rss) if _PROCESS is not None else 0
+    global _PROCESS
+    if _PROCESS is None:
+        try:  # psutil is a declared dependency; degrade to "not measured" without it
+            import psutil
+        except ImportError:  # pragma: no cover
+            _PROCESS = False
+        else:
+            _PROCESS = psutil.Process()
+    return int(_PROCESS.memory_info().rss) if _PROCESS else 0
 
 
 class RunRecorder(CollectingRecorder):
@@ -120,6 +131,7 @@ class Window:
     cpu_seconds: float = 0.0
     _next_rss: float = 0.0
     enabled: frozenset[str] = DEFAULT_COLLECTORS
+    wall_clock: bool = True  # False: no clock reads, no sampling, no memory polling
 
     def __post_init__(self) -> None:
         self.enabled = frozenset(self.collectors) or DEFAULT_COLLECTORS
@@ -137,6 +149,8 @@ class Window:
         gc.collect()  # upstream runs runtime.GC() before collecting
         recorder.reset_window()
         self.start_attempts = self.attempts_fn()
+        if not self.wall_clock:
+            return
         self.rss.append(rss_bytes())
         self.start_cpu = time.process_time()
         self.start_wall = time.perf_counter()
@@ -156,6 +170,8 @@ class Window:
         return self.bound
 
     def stop(self) -> dict[str, float]:
+        if not self.wall_clock:
+            return {}
         assert self.throughput is not None
         summary = self.throughput.stop()
         self.wall_seconds = time.perf_counter() - self.start_wall
@@ -176,7 +192,7 @@ class Window:
         name = self.name
         want = self.enabled
         out: list[DataItem] = []
-        if "Throughput" in want:
+        if "Throughput" in want and self.throughput is not None:
             out.append(DataItem(dict(throughput), "pods/s",
                                 {"Name": name, "Metric": "SchedulingThroughput"}))
         if "Metrics" in want:
@@ -223,7 +239,7 @@ def _grouped(recorder: RunRecorder) -> dict[str, dict[tuple[str, ...], list[floa
         ext[(point,)].extend(values)
     plugins: defaultdict[tuple[str, ...], list[float]] = defaultdict(list)
     for (plugin, point, _status), values in recorder.plugins.items():
-        plugins[(plugin, _POINT_ALIASES.get(point, point))].extend(values)
+        plugins[(plugin, POINT_ALIASES.get(point, point))].extend(values)
     attempts: defaultdict[tuple[str, ...], list[float]] = defaultdict(list)
     for (result, _profile), values in recorder.attempts.items():
         attempts[(result,)].extend(values)

@@ -1,7 +1,8 @@
 """Run one scheduler_perf workload against schedperf's scheduler on a fake in-memory cluster.
 
     run_workload(test_case, workload, *, seed=0, clock="virtual", record_decisions=False,
-                 timeout=None, sample_interval=0.1, progress=None) -> WorkloadResult
+                 timeout=None, sample_interval=0.1, progress=None, wall_clock_metrics=True,
+                 plugin_sample_percent=10, stop_after="all") -> WorkloadResult
 
 Never raises for a problem of the workload itself: the result's ``status`` is ``ok``,
 ``unsupported`` (with the precise reason: an op, kind, volume or node strategy schedperf does
@@ -19,6 +20,23 @@ then (no implicit final barrier).
 Feature gates: ``SchedulerQueueingHints`` (default on) is honoured; every other gate is
 listed in ``ignored_feature_gates``. ``schedulerConfigPath`` is loaded with
 ``load_config`` + ``build_frameworks``.
+
+Measurement switches (used by ``bench.measure``; the defaults are the normal run):
+
+* ``wall_clock_metrics=False``: nothing in the run reads or depends on wall time (for
+  instruction counting under valgrind): no SchedulingThroughput sampling, no resident-memory
+  polling, no window wall/CPU time, no progress callbacks, and the scheduler's metrics recorder
+  is disabled (no extension point / plugin timing, no histograms). Placements and counts are
+  unchanged; the result's timing fields stay 0.
+* ``plugin_sample_percent``: share of scheduling cycles whose plugins are timed one by one
+  (upstream's 10 by default; 100 times every plugin in every cycle).
+* ``stop_after="setup"``: run only the ops before the first op that opens a metrics collection
+  (``createPods`` with ``collectMetrics``, ``startCollectingMetrics``), i.e. the cluster set-up
+  (``createNodes``, initial pods, ...), then finish as if the workload ended there.
+
+Per measured window the :class:`Run` also keeps ``window_extension_seconds`` (extension point
+-> seconds), ``window_plugin_seconds`` ("Plugin/ExtensionPoint" -> seconds, of the sampled
+cycles only), ``window_scheduled`` (pods bound in scope) and ``window_attempts``.
 
 Modules: clocks (virtual / real time, timers), ops_objects (templates, factories, API facade),
 ops_create and ops_flow (the ops), metrics (collection windows, DataItems, thresholds),
@@ -56,7 +74,14 @@ from workloads.config_ops import (
     UpdateAny,
 )
 from workloads.decisions import DecisionLog
-from workloads.metrics import RunRecorder, Window, apply_threshold, fill_labels, rss_bytes
+from workloads.metrics import (
+    POINT_ALIASES,
+    RunRecorder,
+    Window,
+    apply_threshold,
+    fill_labels,
+    rss_bytes,
+)
 from workloads.ops_create import (
     prepare_create_any,
     prepare_create_namespaces,
@@ -92,6 +117,7 @@ from workloads.result import (
 
 __all__ = [
     "QUEUEING_HINTS_GATE",
+    "STOP_AFTER",
     "WAIT_LIMIT",
     "ProgressEvent",
     "Run",
@@ -102,6 +128,7 @@ __all__ = [
 QUEUEING_HINTS_GATE = "SchedulerQueueingHints"
 WAIT_LIMIT = 600.0  # upstream's 10-minute wait for pods (virtual seconds in virtual mode)
 PROGRESS_EVERY = 0.5  # seconds of wall time between progress callbacks
+STOP_AFTER = ("all", "setup")  # run_workload(stop_after=...)
 
 _PREPARE: dict[type, Callable[..., Any]] = {
     CreateNodes: prepare_create_nodes,
@@ -157,20 +184,26 @@ class Run:
     def __init__(self, test_case: TestCase, workload: Workload, ops: Sequence[Op], *,
                  seed: int, clock: str, record_decisions: bool, timeout: float | None,
                  sample_interval: float,
-                 progress: Callable[[ProgressEvent], None] | None) -> None:
+                 progress: Callable[[ProgressEvent], None] | None,
+                 wall_clock_metrics: bool = True, plugin_sample_percent: int = 10,
+                 stop_after: str = "all") -> None:
         self.tc = test_case
         self.w = workload
         self.ops = list(ops)
         self.name = f"{test_case.name}/{workload.name}"
         self.sample_interval = sample_interval
-        self.progress_fn = progress
+        self.wall_clock_metrics = wall_clock_metrics
+        self.progress_fn = progress if wall_clock_metrics else None
+        self.stop_after = stop_after
         self.started = time.perf_counter()
         self.wall_deadline = self.started + timeout if timeout is not None else float("inf")
         self.timeline = Timeline(clock)
         n_nodes = sum(op.count for op in self.ops if isinstance(op, CreateNodes))
         self.cluster = Cluster(capacity=max(16, n_nodes + 16), clock=self.timeline.now)
         self.api = FakeApi(self.cluster, self.timeline.now)
-        self.recorder = RunRecorder()
+        self.recorder = RunRecorder(plugin_sample_percent=plugin_sample_percent)
+        if not wall_clock_metrics:
+            self.recorder.enabled = False  # the scheduler then never reads the clock
         gates = dict(workload.feature_gates)
         self.queueing_hints = bool(gates.get(QUEUEING_HINTS_GATE, True))
         self.ignored_gates = tuple(sorted(g for g in gates if g != QUEUEING_HINTS_GATE))
@@ -207,7 +240,12 @@ class Run:
         self.harness_seconds = 0.0
         self.window_scheduler_seconds = 0.0
         self.window_create_seconds = 0.0
-        self.peak_rss = rss_bytes()
+        self.window_extension_seconds: dict[str, float] = {}
+        self.window_plugin_seconds: dict[str, float] = {}
+        self.window_scheduled = 0
+        self.window_attempts = 0
+        self.stopped_before: int | None = None  # op index where stop_after="setup" stopped
+        self.peak_rss = rss_bytes() if wall_clock_metrics else 0
         self.op_index = -1
         self._t0 = self.timeline.now()
         self._last_progress = 0.0
@@ -362,7 +400,7 @@ class Run:
         give_up = now() + WAIT_LIMIT if limited else None
         force = getattr(done, "force", done)
         w = self.window  # windows open and close only between ops
-        sample = w.throughput.tick if w is not None else None  # type: ignore[union-attr]
+        sample = w.throughput.tick if w is not None and w.throughput is not None else None
         busy = 0.0  # seconds inside schedule_one
         n = 0
         try:
@@ -443,7 +481,8 @@ class Run:
         self.window = Window(
             name=f"{self.name}/{name}", namespaces=frozenset(namespaces),
             label_selector=dict(selector), op_index=index, collectors=tuple(collectors),
-            interval=self.sample_interval, attempts_fn=lambda: sched.attempts_total)
+            interval=self.sample_interval, attempts_fn=lambda: sched.attempts_total,
+            wall_clock=self.wall_clock_metrics)
         self.window.start(self.recorder)
 
     def close_window(self, index: int, *, check_threshold: bool = True) -> None:
@@ -471,7 +510,17 @@ class Run:
         self.harness_seconds += w.harness_seconds
         self.window_scheduler_seconds += w.scheduler_seconds
         self.window_create_seconds += w.create_seconds
-        self.peak_rss = max(self.peak_rss, *w.rss)
+        if w.rss:
+            self.peak_rss = max(self.peak_rss, *w.rss)
+        self.window_scheduled += w.bound
+        self.window_attempts += w.attempts_fn() - w.start_attempts
+        ext = self.window_extension_seconds
+        for (point, _status, _profile), values in self.recorder.extension_points.items():
+            ext[point] = ext.get(point, 0.0) + sum(values)
+        plugins = self.window_plugin_seconds
+        for (plugin, point), seconds in self.recorder.plugin_seconds().items():
+            key = f"{plugin}/{POINT_ALIASES.get(point, point)}"
+            plugins[key] = plugins.get(key, 0.0) + seconds
 
     # ------------------------------------------------------------------ the whole workload
     def prepare(self) -> None:
@@ -486,9 +535,20 @@ class Run:
             except WorkloadError as exc:
                 raise WorkloadError(f"{_op_label(i, op)}: {exc}") from None
 
+    def setup_end(self) -> int:
+        """Index of the first op that opens a metrics collection (len(ops) if none)."""
+        for i, op in enumerate(self.ops):
+            if isinstance(op, StartCollectingMetrics) or op.collects_metrics:
+                return i
+        return len(self.ops)
+
     def execute(self) -> None:
         self._t0 = self.timeline.now()
+        stop = self.setup_end() if self.stop_after == "setup" else len(self.ops)
         for i, op in enumerate(self.ops):
+            if i >= stop:
+                self.stopped_before = i
+                break
             self.op_index = i
             self._maybe_progress(time.perf_counter(), force=True)
             self.check_timeout()
@@ -504,7 +564,8 @@ class Run:
                 raise UnsupportedWorkload(f"{_op_label(i, op)}: {exc}") from None
             except WorkloadError as exc:
                 raise WorkloadError(f"op {i}: {exc}") from None
-            self.peak_rss = max(self.peak_rss, rss_bytes())
+            if self.wall_clock_metrics:
+                self.peak_rss = max(self.peak_rss, rss_bytes())
         self._check_in_flight()
 
     def _check_in_flight(self) -> None:
@@ -572,7 +633,8 @@ class Run:
         base.measured_seconds = self.measured_seconds
         base.cpu_seconds = self.cpu_seconds
         base.harness_seconds = self.harness_seconds
-        base.peak_rss_bytes = max(self.peak_rss, rss_bytes())
+        base.peak_rss_bytes = (max(self.peak_rss, rss_bytes()) if self.wall_clock_metrics
+                               else 0)
         base.scheduled_pods = self.cluster.bind_count
         base.attempts = sched.attempts_total
         base.ignored_pods = len(sched.ignored)
@@ -600,25 +662,35 @@ class Run:
 def run_workload(test_case: TestCase, workload: Workload, *, seed: int = 0,
                  clock: str = "virtual", record_decisions: bool = False,
                  timeout: float | None = None, sample_interval: float = 0.1,
-                 progress: Callable[[ProgressEvent], None] | None = None) -> WorkloadResult:
+                 progress: Callable[[ProgressEvent], None] | None = None,
+                 wall_clock_metrics: bool = True, plugin_sample_percent: int = 10,
+                 stop_after: str = "all") -> WorkloadResult:
     """Run one workload of one test case; see the module docstring. ``clock`` is
     ``"virtual"`` (deterministic, the default) or ``"real"``."""
     return execute_workload(test_case, workload, seed=seed, clock=clock,
                             record_decisions=record_decisions, timeout=timeout,
-                            sample_interval=sample_interval, progress=progress)[0]
+                            sample_interval=sample_interval, progress=progress,
+                            wall_clock_metrics=wall_clock_metrics,
+                            plugin_sample_percent=plugin_sample_percent,
+                            stop_after=stop_after)[0]
 
 
 def execute_workload(test_case: TestCase, workload: Workload, *, seed: int = 0,
                      clock: str = "virtual", record_decisions: bool = False,
                      timeout: float | None = None, sample_interval: float = 0.1,
                      progress: Callable[[ProgressEvent], None] | None = None,
-                     ) -> tuple[WorkloadResult, Run | None]:
+                     wall_clock_metrics: bool = True, plugin_sample_percent: int = 10,
+                     stop_after: str = "all") -> tuple[WorkloadResult, Run | None]:
     """:func:`run_workload`, also returning the finished :class:`Run` (cluster, scheduler)
     for inspection; None when the run could not be set up."""
     if clock not in CLOCK_MODES:
         raise ValueError(f"clock must be one of {', '.join(CLOCK_MODES)}, got {clock!r}")
     if sample_interval <= 0:
         raise ValueError(f"sample_interval must be > 0, got {sample_interval}")
+    if stop_after not in STOP_AFTER:
+        raise ValueError(f"stop_after must be one of {', '.join(STOP_AFTER)}, got {stop_after!r}")
+    if not 0 <= plugin_sample_percent <= 100:
+        raise ValueError(f"plugin_sample_percent must be 0-100, got {plugin_sample_percent}")
     started = time.perf_counter()
     result = WorkloadResult(
         test_case=test_case.name, workload=workload.name, topic=test_case.topic,
@@ -642,7 +714,9 @@ def execute_workload(test_case: TestCase, workload: Workload, *, seed: int = 0,
     try:
         run = Run(test_case, workload, ops, seed=seed, clock=clock,
                   record_decisions=record_decisions, timeout=timeout,
-                  sample_interval=sample_interval, progress=progress)
+                  sample_interval=sample_interval, progress=progress,
+                  wall_clock_metrics=wall_clock_metrics,
+                  plugin_sample_percent=plugin_sample_percent, stop_after=stop_after)
     except UnsupportedWorkload as exc:
         return finish(STATUS_UNSUPPORTED, str(exc))
     except (SchedulerCoreError, WorkloadError) as exc:

@@ -1,0 +1,411 @@
+"""Instruction counts of workloads: the worker run under ``valgrind --tool=cachegrind``.
+
+    count_instructions(spec, *, jobs=2) -> {workload name: measured instructions}
+    measure_instructions(spec, *, jobs=2, ...) -> {workload name: InstructionCount}
+
+Per workload two worker processes run under cachegrind (``--cache-sim=no``: only ``Ir``, the
+instructions executed, is counted), one with ``stop_after="all"`` and one with
+``stop_after="setup"`` (the ops before the first one that collects metrics: createNodes,
+initial pods, ...); the measured count is the difference. Each total is read from the
+``summary:`` line of cachegrind's output file, never from valgrind's stderr text.
+
+What makes the count repeatable (docs/measurement.md has the details and the numbers):
+
+* the worker runs in mode ``instructions``: virtual clock, and nothing that reads or branches
+  on wall time (no throughput sampling, no RSS polling, psutil not even imported, no progress
+  output, the scheduler's metrics recorder off, the commit read from .git files instead of a
+  git subprocess), numpy.random's import-time entropy fixed, no random temporary names;
+* ``PYTHONHASHSEED=0`` (str hashes decide set and dict layouts, hence iteration work) and one
+  thread for OpenMP / OpenBLAS / MKL / polars;
+* a native warm-up run of the same spec first (``warm_up=True``), so that every module's
+  bytecode cache is written before the counted runs (a fresh git worktree has none, and
+  compiling a module costs far more than running it); when a source file the warm-up
+  imported is modified while counting, everything is counted again;
+* the worker leaves with ``os._exit``, so freeing the run's objects is never counted;
+* each worker runs with ``python -P`` in its own folder with the same relative file names, so
+  the command line is the same in every run.
+
+Counts do not depend on machine load, so workloads run ``jobs`` at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.measure.spec import SpecError, WorkerResult, WorkerSpec
+from bench.measure.worker import MODULES_OUT
+
+__all__ = [
+    "DETERMINISTIC_ENV",
+    "CachegrindError",
+    "InstructionCount",
+    "InstructionCountError",
+    "child_env",
+    "count_instructions",
+    "measure_instructions",
+    "parse_cachegrind_total",
+    "run_worker",
+    "valgrind_available",
+]
+
+DETERMINISTIC_ENV = {
+    "PYTHONHASHSEED": "0",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "POLARS_MAX_THREADS": "1",
+}
+# variables that would change what the child Python does before or besides the worker
+_DROPPED_ENV = ("PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONDEVMODE", "PYTHONTRACEMALLOC",
+                "PYTHONPROFILEIMPORTTIME", "PYTHONDONTWRITEBYTECODE", "PYTHONWARNINGS",
+                "PYTHONBREAKPOINT", "PYTHONMALLOC")
+HARNESS_ROOT = Path(__file__).resolve().parents[2]  # the folder holding bench/ and workloads/
+WORKER_MODULE = "bench.measure.worker"
+CACHEGRIND_FILE = "cachegrind.out"
+MODULES_FILE = "modules.json"  # what a native warm-up run imported (relative to its folder)
+# file systems stamp times from a coarse clock that may lag time.time_ns() by a few ms
+EDIT_SLACK_NS = 50_000_000
+
+
+class CachegrindError(RuntimeError):
+    """Cachegrind's output file is missing or has no ``summary:`` total."""
+
+
+class InstructionCountError(RuntimeError):
+    """count_instructions: some workload has no measured count (failed, unsupported, ...)."""
+
+    def __init__(self, failures: Mapping[str, InstructionCount]) -> None:
+        self.failures = dict(failures)
+        lines = [f"{name}: {c.status}: {c.reason}" for name, c in self.failures.items()]
+        super().__init__("no instruction count for " + "; ".join(lines))
+
+
+@dataclass
+class InstructionCount:
+    """One workload's counts. ``measured`` = ``total`` - ``setup`` (None unless ``ok``)."""
+
+    name: str
+    status: str  # the worker's status of the stop_after="all" run, or "error"
+    reason: str | None = None
+    total: int | None = None  # Ir of the whole worker process, stop_after="all"
+    setup: int | None = None  # Ir of the whole worker process, stop_after="setup"
+    measured: int | None = None
+    scheduled_pods: int = 0  # in the "all" run
+    setup_pods: int = 0  # in the "setup" run
+    measured_pods: int = 0
+    valgrind_seconds: float = 0.0  # wall time of the two counted runs
+    valgrind_cpu_seconds: float = 0.0  # their CPU time
+    valgrind_all_cpu_seconds: float = 0.0  # CPU time of the stop_after="all" run
+    native_seconds: float | None = None  # wall time of the native warm-up run
+    native_cpu_seconds: float | None = None  # its CPU time
+    core: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def slowdown(self) -> float | None:
+        """CPU time of the stop_after="all" run under valgrind over the native warm-up run's
+        (the same spec; whole processes, interpreter start included)."""
+        if not self.native_cpu_seconds or not self.valgrind_all_cpu_seconds:
+            return None
+        return self.valgrind_all_cpu_seconds / self.native_cpu_seconds
+
+    @property
+    def per_pod(self) -> float | None:
+        if self.measured is None or not self.measured_pods:
+            return None
+        return self.measured / self.measured_pods
+
+
+def valgrind_available(valgrind: str = "valgrind") -> bool:
+    return shutil.which(valgrind) is not None
+
+
+def parse_cachegrind_total(path: Path | str, event: str = "Ir") -> int:
+    """The ``event`` total of a cachegrind output file (its ``summary:`` line, in the order
+    of the ``events:`` line)."""
+    events: list[str] | None = None
+    summary: list[str] | None = None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("events:"):
+                    events = line.split()[1:]
+                elif line.startswith("summary:"):
+                    summary = line.split()[1:]
+    except OSError as exc:
+        raise CachegrindError(f"cannot read cachegrind output {path}: {exc}") from None
+    if events is None or summary is None:
+        raise CachegrindError(f"{path}: no events:/summary: line (cachegrind did not finish?)")
+    if event not in events or len(summary) != len(events):
+        raise CachegrindError(f"{path}: no {event} total (events: {' '.join(events)})")
+    return int(summary[events.index(event)])
+
+
+def child_env(env: Mapping[str, str] | None = None, *,
+              hash_seed: int | None = 0) -> dict[str, str]:
+    """The worker's environment: ``env`` (default os.environ) with DETERMINISTIC_ENV set, the
+    variables that alter the interpreter removed, and the harness root appended to PYTHONPATH
+    (entries already there, such as a worktree's scheduler_core, keep their precedence).
+    ``hash_seed=None`` leaves str hashing randomised (only to measure what that costs)."""
+    out = dict(os.environ if env is None else env)
+    for var in _DROPPED_ENV:
+        out.pop(var, None)
+    out.update(DETERMINISTIC_ENV)
+    if hash_seed is None:
+        out["PYTHONHASHSEED"] = "random"
+    else:
+        out["PYTHONHASHSEED"] = str(hash_seed)
+    entries = [e for e in out.get("PYTHONPATH", "").split(os.pathsep) if e]
+    if not any(Path(e).resolve() == HARNESS_ROOT for e in entries):
+        entries.append(str(HARNESS_ROOT))
+    out["PYTHONPATH"] = os.pathsep.join(entries)
+    return out
+
+
+@dataclass
+class _Run:
+    """One worker process: its exit, RESULT.json (when written) and cachegrind total."""
+
+    returncode: int
+    seconds: float  # wall time
+    cpu_seconds: float  # user + system time of the process (and valgrind, around it)
+    result: WorkerResult | None
+    instructions: int | None
+    log: str
+
+    def problem(self) -> str | None:
+        if self.result is not None and self.result.error:
+            return self.result.error
+        if self.returncode != 0 or self.result is None:
+            tail = "\n".join(self.log.strip().splitlines()[-5:])
+            return f"worker exited with status {self.returncode}: {tail}"
+        return None
+
+
+def run_worker(spec: WorkerSpec, folder: Path, *, python: str | None = None,
+               env: Mapping[str, str] | None = None, valgrind: str | None = "valgrind",
+               timeout: float | None = None, hash_seed: int | None = 0,
+               extra_env: Mapping[str, str] | None = None) -> _Run:
+    """Run the worker once in ``folder`` (created): under cachegrind unless ``valgrind`` is
+    None. File names inside the folder are fixed, so every run has the same command line."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "spec.json").write_text(spec.to_json(), encoding="utf-8")
+    for name in ("result.json", CACHEGRIND_FILE):
+        (folder / name).unlink(missing_ok=True)
+    cmd = [python or sys.executable, "-P", "-m", WORKER_MODULE,
+           "--spec", "spec.json", "--out", "result.json"]
+    if valgrind is not None:
+        cmd = [valgrind, "--tool=cachegrind", "--cache-sim=no",
+               f"--cachegrind-out-file={CACHEGRIND_FILE}", *cmd]
+    started = time.perf_counter()
+    with open(folder / "worker.log", "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=folder,
+                                env={**child_env(env, hash_seed=hash_seed), **(extra_env or {})},
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        code, cpu = _wait(proc, started + timeout if timeout is not None else None)
+    seconds = time.perf_counter() - started
+    text = (folder / "worker.log").read_text(encoding="utf-8", errors="replace")
+    if code == -1:
+        text += f"\ntimed out after {timeout:g} s"
+    result = None
+    if (folder / "result.json").is_file():
+        try:
+            result = WorkerResult.load(folder / "result.json")
+        except (ValueError, TypeError) as exc:
+            text += f"\nunreadable result.json: {exc}"
+    total = None
+    if valgrind is not None and code == 0:
+        total = parse_cachegrind_total(folder / CACHEGRIND_FILE)
+    return _Run(code, seconds, cpu, result, total, text)
+
+
+def _wait(proc: subprocess.Popen[bytes], deadline: float | None) -> tuple[int, float]:
+    """Reap ``proc`` with os.wait4 for its own CPU time (the machine may be loaded: CPU time
+    says more about the valgrind slowdown than wall time); (-1, cpu) after killing it at
+    ``deadline``."""
+    timed_out = False
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if deadline is not None and time.perf_counter() > deadline and not timed_out:
+            proc.kill()
+            timed_out = True
+        time.sleep(0.05)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    cpu = usage.ru_utime + usage.ru_stime
+    return (-1 if timed_out else proc.returncode), cpu
+
+
+def _per_workload_configs(spec: WorkerSpec) -> dict[str, list[str]]:
+    """For each workload, only the config file that defines it, so a counted worker does not
+    parse a whole catalog (slow under valgrind). Falls back to the spec's configs."""
+    try:
+        from bench.measure.session import select_workloads
+
+        chosen = select_workloads(spec)
+    except (SpecError, ImportError):
+        return {name: list(spec.configs) for name in spec.workloads}
+    return {w.full_name: [str(tc.source)] for tc, w in chosen}
+
+
+def measure_instructions(spec: WorkerSpec | Mapping[str, Any], *, jobs: int = 2,
+                         python: str | None = None, env: Mapping[str, str] | None = None,
+                         valgrind: str = "valgrind", timeout: float | None = None,
+                         warm_up: bool = True, workdir: Path | str | None = None,
+                         hash_seed: int | None = 0, attempts: int = 2,
+                         ) -> dict[str, InstructionCount]:
+    """Count every workload of ``spec`` (a WorkerSpec or SPEC.json's dict; ``mode`` and
+    ``stop_after`` are set here). ``python`` is the interpreter binary (default
+    sys.executable: not a shell shim such as pyenv's, which valgrind would count instead);
+    ``env`` the base environment (its PYTHONPATH decides which scheduler_core runs);
+    ``timeout`` wall seconds per valgrind run; ``workdir`` keeps the run folders (spec.json,
+    result.json, cachegrind.out, worker.log) instead of a removed temporary folder;
+    ``hash_seed`` the PYTHONHASHSEED (None: random, to measure what fixing it buys).
+
+    When a ``.py`` file the workers import (as the warm-up run lists them; without warm-up,
+    any under the scheduler_core and the harness) is modified while counting, a stale
+    bytecode cache may have made a counted run compile it (millions of instructions):
+    everything is counted again, up to ``attempts`` times in all; after that the workloads
+    get status ``error``."""
+    if not isinstance(spec, WorkerSpec):
+        spec = WorkerSpec.from_dict(spec)
+    spec = spec.replace(mode="instructions", timeout=None, stop_after="all")
+    if not valgrind_available(valgrind):
+        raise FileNotFoundError(f"{valgrind} not found: instruction counts need valgrind")
+    configs = _per_workload_configs(spec)
+    specs = {name: spec.replace(workloads=(name,), configs=tuple(configs[name]))
+             for name in spec.workloads}
+    base = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="schedperf-ir-"))
+    changed: list[str] = []
+    try:
+        for attempt in range(max(1, attempts)):
+            folder = base / f"attempt{attempt}"
+            started = time.time_ns() - EDIT_SLACK_NS
+            counts = _count_once(specs, folder, jobs=jobs, python=python, env=env,
+                                 valgrind=valgrind, timeout=timeout, warm_up=warm_up,
+                                 hash_seed=hash_seed)
+            sources = _imported_sources(folder) if warm_up else _sources_under(_code_roots(env))
+            changed = _modified_since(sources, started)
+            if not changed:
+                return counts
+        for c in counts.values():
+            c.status, c.measured = "error", None
+            c.reason = (f"source files changed while counting ({max(1, attempts)} attempts, "
+                        f"e.g. {changed[0]}): counts discarded")
+        return counts
+    finally:
+        if workdir is None:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _count_once(specs: Mapping[str, WorkerSpec], base: Path, *, jobs: int, python: str | None,
+                env: Mapping[str, str] | None, valgrind: str, timeout: float | None,
+                warm_up: bool, hash_seed: int | None) -> dict[str, InstructionCount]:
+    names = list(specs)
+    counts = {name: InstructionCount(name, "error") for name in names}
+    folders = {name: base / f"w{i:03d}" for i, name in enumerate(names)}
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        if warm_up:
+            native = dict(zip(names, pool.map(
+                lambda n: run_worker(specs[n], folders[n] / "native", python=python, env=env,
+                                     valgrind=None, timeout=timeout, hash_seed=hash_seed,
+                                     extra_env={MODULES_OUT: MODULES_FILE}),
+                names), strict=True))
+            for name, run in native.items():
+                counts[name].native_seconds = run.seconds
+                counts[name].native_cpu_seconds = run.cpu_seconds
+        tasks = [(name, stop) for name in names for stop in ("all", "setup")]
+        done = dict(zip(tasks, pool.map(
+            lambda t: run_worker(specs[t[0]].replace(stop_after=t[1]), folders[t[0]] / t[1][0],
+                                 python=python, env=env, valgrind=valgrind, timeout=timeout,
+                                 hash_seed=hash_seed),
+            tasks), strict=True))
+    for name in names:
+        _fill(counts[name], done[(name, "all")], done[(name, "setup")])
+    return counts
+
+
+def _code_roots(env: Mapping[str, str] | None) -> list[Path]:
+    """The folders whose .py files the counted workers run: the scheduler_core the child's
+    PYTHONPATH selects (else the harness's), and the harness packages."""
+    entries = child_env(env)["PYTHONPATH"].split(os.pathsep)
+    core = next((Path(e) / "scheduler_core" for e in entries
+                 if (Path(e) / "scheduler_core" / "__init__.py").is_file()),
+                HARNESS_ROOT / "scheduler_core")
+    return [core.resolve(), HARNESS_ROOT / "workloads", HARNESS_ROOT / "bench"]
+
+
+def _sources_under(roots: list[Path]) -> list[str]:
+    out = []
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            out.extend(os.path.join(folder, f) for f in files if f.endswith(".py"))
+    return out
+
+
+def _imported_sources(folder: Path) -> list[str]:
+    """The .py files the native warm-up runs under ``folder`` imported."""
+    files: set[str] = set()
+    for path in folder.glob(f"w*/native/{MODULES_FILE}"):
+        try:
+            files.update(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    return sorted(files)
+
+
+def _modified_since(files: list[str], since_ns: int) -> list[str]:
+    """Files modified (or removed) at or after ``since_ns``."""
+    out = []
+    for f in files:
+        try:
+            if os.stat(f).st_mtime_ns >= since_ns:
+                out.append(f)
+        except OSError:
+            out.append(f)
+    return out
+
+
+def _fill(c: InstructionCount, full: _Run, setup: _Run) -> None:
+    c.valgrind_seconds = full.seconds + setup.seconds
+    c.valgrind_cpu_seconds = full.cpu_seconds + setup.cpu_seconds
+    c.valgrind_all_cpu_seconds = full.cpu_seconds
+    for run in (full, setup):
+        problem = run.problem()
+        if problem is not None:
+            c.status, c.reason = "error", problem
+            return
+    assert full.result is not None and setup.result is not None
+    c.core = full.result.core
+    w_full, w_setup = full.result.workloads[0], setup.result.workloads[0]
+    c.status, c.reason = w_full.status, w_full.reason
+    c.total, c.setup = full.instructions, setup.instructions
+    c.scheduled_pods, c.setup_pods = w_full.scheduled_pods, w_setup.scheduled_pods
+    c.measured_pods = w_full.measured_pods
+    if w_setup.status != "ok":
+        c.status, c.reason = w_setup.status, f"setup run: {w_setup.reason}"
+    if c.status == "ok" and c.total is not None and c.setup is not None:
+        c.measured = c.total - c.setup
+
+
+def count_instructions(spec: WorkerSpec | Mapping[str, Any], *, jobs: int = 2,
+                       **kw: Any) -> dict[str, int]:
+    """Measured instructions per workload name (see :func:`measure_instructions` for the
+    keywords). Raises InstructionCountError when a workload has no count."""
+    counts = measure_instructions(spec, jobs=jobs, **kw)
+    failures = {n: c for n, c in counts.items() if c.measured is None}
+    if failures:
+        raise InstructionCountError(failures)
+    return {n: c.measured for n, c in counts.items() if c.measured is not None}

@@ -1,0 +1,59 @@
+"""The commit of the checkout holding a scheduler_core, read from .git files."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench.measure.coreinfo import git_head
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    (root / "scheduler_core").mkdir(parents=True)
+    git(root, "init", "--quiet", "-b", "main")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    for version in ("one", "two"):
+        (root / "scheduler_core" / "__init__.py").write_text(f"VERSION = {version!r}\n")
+        git(root, "add", ".")
+        git(root, "commit", "--quiet", "-m", version)
+    return root
+
+
+def layouts(repo: Path, tmp: Path) -> dict[str, tuple[Path, str]]:
+    """folder -> commit git rev-parse gives, for each way a ref can be stored."""
+    out = {"loose-branch-ref": (repo / "scheduler_core", git(repo, "rev-parse", "HEAD"))}
+    wt = tmp / "wt"
+    git(repo, "worktree", "add", "--detach", "--quiet", str(wt), "HEAD~1")
+    out["linked-worktree-detached"] = (wt / "scheduler_core", git(wt, "rev-parse", "HEAD"))
+    return out
+
+
+@pytest.mark.parametrize("case", ["loose-branch-ref", "linked-worktree-detached"])
+def test_head_matches_git_rev_parse(repo, tmp_path, case):
+    folder, want = layouts(repo, tmp_path)[case]
+    assert git_head(folder, allow_subprocess=False) == want
+
+
+def test_packed_refs_and_branch_worktree(repo, tmp_path):
+    git(repo, "branch", "side", "HEAD~1")
+    git(repo, "pack-refs", "--all")
+    assert not (repo / ".git" / "refs" / "heads" / "main").exists()
+    assert git_head(repo, allow_subprocess=False) == git(repo, "rev-parse", "HEAD")
+    wt = tmp_path / "side"
+    git(repo, "worktree", "add", "--quiet", str(wt), "side")
+    assert git_head(wt / "scheduler_core", allow_subprocess=False) == git(
+        repo, "rev-parse", "side")
+
+
+def test_outside_a_checkout_there_is_no_commit(tmp_path):
+    assert git_head(tmp_path, allow_subprocess=False) is None
