@@ -8,6 +8,7 @@ import click
 
 from bench.cli.changes import changes
 from bench.cli.compare import compare
+from bench.cli.dashboard import dashboard
 from bench.cli.demo import demo
 from bench.cli.generate import generate
 from bench.cli.history import history
@@ -43,6 +44,7 @@ cli.add_command(report)
 cli.add_command(ingest)
 cli.add_command(history)
 cli.add_command(changes)
+cli.add_command(dashboard)
 cli.add_command(demo)
 
 

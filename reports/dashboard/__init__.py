@@ -1,0 +1,41 @@
+"""A static site built from the results store alone: ``schedperf dashboard``.
+
+    build_site(store, out, ...) -> SiteSummary   index, one page per workload, release
+                                                 comparison, a copy of the asv site
+
+Modules: ``model`` (workloads, metric histories, points), ``load`` (the store query and the
+change points), ``release`` (HEAD and the previous release tag from git), ``compare``
+(HEAD vs release from stored values), ``charts`` (sparklines, history and small-multiple SVG),
+``layout`` (the page shell), ``index_page`` / ``workload_page`` / ``compare_page``, ``site``
+(the atomic build). Documented in docs/dashboard.md.
+"""
+
+from __future__ import annotations
+
+from reports.dashboard.load import load_workloads, page_name
+from reports.dashboard.model import MetricHistory, Point, Workload
+from reports.dashboard.release import DEFAULT_TAG_PATTERN, GitError
+from reports.dashboard.site import (
+    DEFAULT_TITLE,
+    MARKER,
+    DashboardError,
+    SiteSummary,
+    build_site,
+    find_asv_html,
+)
+
+__all__ = [
+    "DEFAULT_TAG_PATTERN",
+    "DEFAULT_TITLE",
+    "MARKER",
+    "DashboardError",
+    "GitError",
+    "MetricHistory",
+    "Point",
+    "SiteSummary",
+    "Workload",
+    "build_site",
+    "find_asv_html",
+    "load_workloads",
+    "page_name",
+]
