@@ -14,6 +14,7 @@ from bench.cli.generate import generate
 from bench.cli.history import history
 from bench.cli.ingest import ingest
 from bench.cli.list import list_workloads
+from bench.cli.merge import merge
 from bench.cli.report import report
 from bench.cli.run import run
 from bench.cli.validate import validate
@@ -36,6 +37,7 @@ def cli() -> None:
 
 
 cli.add_command(run)
+cli.add_command(merge)
 cli.add_command(list_workloads)
 cli.add_command(validate)
 cli.add_command(generate)

@@ -29,6 +29,7 @@ from bench.results import (
     write_progress_files,
     write_results_parquet,
 )
+from bench.sharding import ShardError, parse_shard, shard
 from workloads.config import ConfigFileError, TestCase, Workload, load_configs
 from workloads.labels import BENCHMARK_DEFAULT_FILTER, SelectionError, select
 from workloads.result import (
@@ -156,6 +157,16 @@ def _write_outputs(out: Path, results: list[tuple[int, WorkloadResult]],
     return written
 
 
+def _shard_callback(ctx: click.Context, param: click.Parameter,
+                    value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        return parse_shard(value)
+    except ShardError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from exc
+
+
 @click.command()
 @config_option
 @label_option(BENCHMARK_DEFAULT_FILTER)
@@ -178,11 +189,15 @@ def _write_outputs(out: Path, results: list[tuple[int, WorkloadResult]],
               help="Write a cProfile .pstats per workload into DIR (and a speedscope JSON "
                    "from a second, pyinstrument run when pyinstrument is installed). "
                    "Profiled throughput is not comparable with unprofiled runs.")
+@click.option("--shard", "shard_spec", default=None, metavar="I/N", callback=_shard_callback,
+              help="Run only shard I of N (1-based) of the selected workloads, balanced by "
+                   "expected cost: N jobs with --shard 1/N ... N/N run each workload once "
+                   "(docs/ci.md).")
 @click.pass_context
 def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
         name_regex: str | None, out_dir: Path | None, seed: int, repeat: int,
         record_decisions: bool, timeout: float | None, clock: str,
-        profile_dir: Path | None) -> None:
+        profile_dir: Path | None, shard_spec: tuple[int, int] | None) -> None:
     """Run the selected workloads; write DataItems JSON and Parquet results into --out.
 
     Exit status: 0 all ok, 1 a threshold was missed or a workload failed or timed out,
@@ -195,11 +210,17 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
             raise BadInput(f"--name {name_regex!r} is not a valid regular expression: "
                            f"{exc}") from exc
     chosen = select_workloads(load_test_cases(configs), label_filter, name_regex)
+    selected = len(chosen)
+    if shard_spec is not None:
+        chosen = shard(chosen, *shard_spec)
     started = datetime.now(UTC)
     out = out_dir or _default_out_dir(started)
     run_id = f"{started.strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
     env = environment_fingerprint(clock=clock, seed=seed)
     console = Console()
+    if shard_spec is not None:
+        console.print(f"shard {shard_spec[0]}/{shard_spec[1]}: {len(chosen)} of {selected} "
+                      "selected workloads", highlight=False)
     results: list[tuple[int, WorkloadResult]] = []
     dataitem_files: list[Path] = []
     profiles: list[Path] = []
