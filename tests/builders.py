@@ -298,3 +298,31 @@ def run_score(plugin: Any, pod: Pod, table: NodeTable, *, normalize: bool = True
     if normalize and hasattr(plugin, "normalize"):
         scores = plugin.normalize(state, pod, scores)
     return {table.node(s).name: int(scores[s]) for s in range(table.high) if table.live[s]}
+
+
+def tiny_config(*workloads: tuple[str, list[str], int, int, int], labels: str = "performance",
+                thresholds: dict[str, str] | None = None) -> str:
+    """A tiny scheduler_perf config of our own: test case ``Tiny`` (createNodes, init pods,
+    measured pods) with one workload per ``(name, labels, nodes, init pods, measured pods)``;
+    ``thresholds`` maps a workload name to its threshold text."""
+    out = [
+        "- name: Tiny",
+        f"  labels: [{labels}]",
+        "  workloadTemplate:",
+        "  - opcode: createNodes",
+        "    countParam: $nodes",
+        "  - opcode: createPods",
+        "    countParam: $initPods",
+        "  - opcode: createPods",
+        "    countParam: $measurePods",
+        "    collectMetrics: true",
+        "  workloads:",
+    ]
+    for name, wl_labels, nodes, init, measure in workloads:
+        out.append(f"  - name: {name}")
+        if wl_labels:
+            out.append(f"    labels: [{', '.join(wl_labels)}]")
+        if thresholds and name in thresholds:
+            out.append(f"    threshold: {thresholds[name]}")
+        out.append(f"    params: {{nodes: {nodes}, initPods: {init}, measurePods: {measure}}}")
+    return "\n".join(out) + "\n"

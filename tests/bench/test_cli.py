@@ -12,29 +12,13 @@ from click.testing import CliRunner
 
 from bench.cli import run as run_module
 from bench.cli.main import cli, main
+from tests.builders import tiny_config
 from workloads.config import load_configs
 from workloads.support import support_reason
 
-CONFIG = """\
-- name: Tiny
-  labels: [performance]
-  workloadTemplate:
-  - opcode: createNodes
-    countParam: $nodes
-  - opcode: createPods
-    countParam: $initPods
-  - opcode: createPods
-    countParam: $measurePods
-    collectMetrics: true
-  workloads:
-  - name: 5Nodes
-    labels: [integration-test, short]
-    params: {nodes: 5, initPods: 5, measurePods: 20}
-  - name: 10Nodes
-    labels: [integration-test]
-    threshold: THRESHOLD
-    params: {nodes: 10, initPods: 2, measurePods: 30}
-"""
+CONFIG = tiny_config(("5Nodes", ["integration-test", "short"], 5, 5, 20),
+                     ("10Nodes", ["integration-test"], 10, 2, 30),
+                     thresholds={"10Nodes": "THRESHOLD"})
 
 
 def write_config(tmp_path: Path, threshold: str = "0") -> Path:

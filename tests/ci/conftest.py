@@ -9,27 +9,12 @@ import pytest
 from click.testing import CliRunner, Result
 
 from bench.cli.main import cli
+from tests.builders import tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # Four workloads in two topics, a few pods each: enough to shard and merge for real.
-TINY = """\
-- name: Tiny
-  labels: [performance]
-  workloadTemplate:
-  - opcode: createNodes
-    countParam: $nodes
-  - opcode: createPods
-    countParam: $initPods
-  - opcode: createPods
-    countParam: $measurePods
-    collectMetrics: true
-  workloads:
-  - name: 5Nodes
-    params: {nodes: 5, initPods: 5, measurePods: 20}
-  - name: 10Nodes
-    params: {nodes: 10, initPods: 2, measurePods: 30}
-"""
+TINY = tiny_config(("5Nodes", [], 5, 5, 20), ("10Nodes", [], 10, 2, 30))
 
 
 def write_tiny_catalog(folder: Path) -> Path:

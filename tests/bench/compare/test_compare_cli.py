@@ -15,25 +15,12 @@ from click.testing import CliRunner
 from bench.cli.main import cli
 from bench.measure.instructions import valgrind_available
 from reports.render import load_report
+from tests.builders import tiny_config
 
 ROOT = Path(__file__).resolve().parents[3]
 
-CONFIG = """\
-- name: Tiny
-  labels: [compare, compare-time]
-  workloadTemplate:
-  - opcode: createNodes
-    countParam: $nodes
-  - opcode: createPods
-    countParam: $initPods
-  - opcode: createPods
-    countParam: $measurePods
-    collectMetrics: true
-  workloads:
-  - name: 40Nodes
-    labels: [integration-test]
-    params: {nodes: 40, initPods: 10, measurePods: 1000}
-"""
+CONFIG = tiny_config(("40Nodes", ["integration-test"], 40, 10, 1000),
+                     labels="compare, compare-time")
 
 PACKING = """\
 apiVersion: kubescheduler.config.k8s.io/v1

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from bench.cli.run import run
+from tests.builders import tiny_config
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ASV_RESULTS = FIXTURES / "asv" / "results"
@@ -22,25 +23,8 @@ DATAITEMS_FILE = DATAITEMS_DIR / "BenchmarkPerfScheduling_benchmark_misc_2025-04
 DATAITEMS_OLD = DATAITEMS_DIR / "BenchmarkPerfScheduling_benchmark_2023-06-01T10:00:00Z.json"
 
 # a tiny performance-config of our own: two workloads, a few pods each
-TINY_CONFIG = """\
-- name: Tiny
-  labels: [performance]
-  workloadTemplate:
-  - opcode: createNodes
-    countParam: $nodes
-  - opcode: createPods
-    countParam: $initPods
-  - opcode: createPods
-    countParam: $measurePods
-    collectMetrics: true
-  workloads:
-  - name: 4Nodes
-    labels: [integration-test, short]
-    params: {nodes: 4, initPods: 2, measurePods: 12}
-  - name: 8Nodes
-    labels: [integration-test]
-    params: {nodes: 8, initPods: 4, measurePods: 16}
-"""
+TINY_CONFIG = tiny_config(("4Nodes", ["integration-test", "short"], 4, 2, 12),
+                          ("8Nodes", ["integration-test"], 8, 4, 16))
 
 
 @pytest.fixture(scope="session")
