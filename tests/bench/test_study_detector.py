@@ -89,11 +89,11 @@ def test_study_reports_rates_and_catches_a_10_percent_slowdown(tmp_path: Path) -
     settings = StudySettings(
         out=tmp_path / "out", configs=(config,), label="study", sizes=(0.10,),
         modes=("instructions", "time") if counting else ("time",), blocks=2, rounds=(1,),
-        draws=10, attribution_draws=2, controls=0, compare_runs=False, instruction_aa=False,
-        timeout=120.0)
+        draws=10, attribution_draws=2, attribution_rounds=1, controls=0, compare_runs=False,
+        instruction_aa=False, timeout=120.0)
     results = run_study(settings, Console(file=io.StringIO()))
 
-    assert results["affected"] == ["Spread/10Nodes"]
+    assert results["affected"]["time"] == ["Spread/10Nodes"]
     assert results["workloads"]["Plain/10Nodes"]["affected"] == 0
     rates = _rates(results)
     assert rates and all(0.0 <= r <= 1.0 for r in rates if not math.isnan(r))
@@ -107,6 +107,7 @@ def test_study_reports_rates_and_catches_a_10_percent_slowdown(tmp_path: Path) -
         assert (settings.out / name).is_file(), name
     assert json.loads((settings.out / "results.json").read_text())["label"] == "study"
     if counting:
+        assert results["affected"]["instructions"] == ["Spread/10Nodes"]
         cell = results["instructions"]["slowdown"]["0.1"]
         spread = cell["workloads"]["Spread/10Nodes"]
         assert spread["verdict"] == "regression"
