@@ -10,7 +10,9 @@ parsers, so tests exercise what users write.
 from __future__ import annotations
 
 import copy
+import subprocess
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from scheduler_core.api.node import Node
@@ -326,3 +328,24 @@ def tiny_config(*workloads: tuple[str, list[str], int, int, int], labels: str = 
             out.append(f"    threshold: {thresholds[name]}")
         out.append(f"    params: {{nodes: {nodes}, initPods: {init}, measurePods: {measure}}}")
     return "\n".join(out) + "\n"
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` (argument list, no shell); its stdout, stripped."""
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def two_commit_core_repo(root: Path) -> Path:
+    """A repository whose scheduler_core says which commit it is: commits (and tags) "one"
+    and "two", each setting ``VERSION`` in scheduler_core/__init__.py."""
+    (root / "scheduler_core").mkdir(parents=True)
+    git(root, "init", "--quiet", "-b", "main")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    for version in ("one", "two"):
+        (root / "scheduler_core" / "__init__.py").write_text(f"VERSION = {version!r}\n")
+        git(root, "add", ".")
+        git(root, "commit", "--quiet", "-m", version)
+        git(root, "tag", version)
+    return root

@@ -16,27 +16,12 @@ from bench.compare.worktrees import (
     repo_root,
     resolve_ref,
 )
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True).stdout.strip()
+from tests.builders import git, two_commit_core_repo
 
 
 @pytest.fixture
 def repo(tmp_path):
-    """A repository with two commits whose scheduler_core says which commit it is."""
-    root = tmp_path / "repo"
-    (root / "scheduler_core").mkdir(parents=True)
-    git(root, "init", "--quiet", "-b", "main")
-    git(root, "config", "user.email", "t@example.com")
-    git(root, "config", "user.name", "t")
-    for version in ("one", "two"):
-        (root / "scheduler_core" / "__init__.py").write_text(f"VERSION = {version!r}\n")
-        git(root, "add", ".")
-        git(root, "commit", "--quiet", "-m", version)
-        git(root, "tag", version)
-    return root
+    return two_commit_core_repo(tmp_path / "repo")
 
 
 def test_resolve_ref_gives_full_commits(repo):
