@@ -65,14 +65,13 @@ def test_run_folder_note_for_its_dataitems(run_dir, store):
     assert "note: " in result.output and "part of the schedperf run" in result.output
 
 
-def test_default_store_is_dot_schedperf(tmp_path):
-    runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        result = runner.invoke(ingest, [str(PYTEST_FILE)])
-        assert result.exit_code == 0, result.output
-        assert (DEFAULT_STORE / LEDGER_NAME).is_file()
-        assert list(DEFAULT_STORE.glob("source=pytest-benchmark/date=*/part-*.parquet"))
-        assert CliRunner().invoke(history, ["--metric", "test_filter_fit"]).exit_code == 0
+def test_default_store_is_dot_schedperf(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(ingest, [str(PYTEST_FILE)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / DEFAULT_STORE / LEDGER_NAME).is_file()
+    assert list((tmp_path / DEFAULT_STORE).glob("source=pytest-benchmark/date=*/part-*.parquet"))
+    assert CliRunner().invoke(history, ["--metric", "test_filter_fit"]).exit_code == 0
 
 
 def test_corrupt_bookkeeping_exits_2(store):
