@@ -89,7 +89,7 @@ def test_study_reports_rates_and_catches_a_10_percent_slowdown(tmp_path: Path) -
     settings = StudySettings(
         out=tmp_path / "out", configs=(config,), label="study", sizes=(0.10,),
         modes=("instructions", "time") if counting else ("time",), blocks=2, rounds=(1,),
-        draws=10, attribution_draws=2, attribution_rounds=1, controls=0, compare_runs=False,
+        draws=10, attribution_draws=2, attribution_rounds=3, controls=0, compare_runs=False,
         instruction_aa=False, timeout=120.0)
     results = run_study(settings, Console(file=io.StringIO()))
 
