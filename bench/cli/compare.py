@@ -106,8 +106,10 @@ def _write_outputs(out: Path, report: dict[str, Any], samples: pl.DataFrame) -> 
 @click.option("--measure", "modes", multiple=True, type=click.Choice(MODES),
               help="Measurement modes (repeatable) [default: instructions when valgrind is "
                    "installed, and time].")
-@click.option("--repeat", default=5, show_default=True, type=click.IntRange(min=1),
-              help="Time-mode rounds per side (interleaved).")
+@click.option("--repeat", default=10, show_default=True, type=click.IntRange(min=1),
+              help="Time-mode rounds per side (interleaved). Rounds are paired (Wilcoxon): "
+                   "fewer than 6 can never be significant, 10 is the smallest default that "
+                   "survives Benjamini-Hochberg over a handful of workloads.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--min-effect", "min_effect", multiple=True, metavar="MODE=FRACTION",
               help="Smallest change that counts, e.g. time=0.03 [default: time=0.03, "
