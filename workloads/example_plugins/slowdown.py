@@ -90,6 +90,8 @@ __all__ = [
     "InjectedSlowdown",
     "has_feature",
     "preset_units",
+    "settle",
+    "simulate",
     "work",
 ]
 
@@ -98,8 +100,8 @@ WORK_LENGTH = 64  # elements of the arrays one work unit computes over (a power 
 # measured once inside compare workloads (docs/detector-study.md, "Calibration"): what a
 # work unit costs, and what a call of work() costs beyond its units (numpy re-resolving its
 # ufunc loops, cold caches after the scheduler's own work)
-UNIT_INSTRUCTIONS = 21_420
-CALL_INSTRUCTIONS = 4_900
+UNIT_INSTRUCTIONS = 21_450
+CALL_INSTRUCTIONS = 3_700
 UNIT_SECONDS = 5.6e-6
 CALL_SECONDS = 6.0e-6
 # the normal cost of one scheduling attempt of a pod with spread constraints in the compare
@@ -166,6 +168,31 @@ def work(units: int, a: np.ndarray, b: np.ndarray, acc: int) -> int:
     return acc
 
 
+def settle(owed: float, per_call: float) -> tuple[int, float]:
+    """(units to run now, what stays owed) when ``owed`` units are due: a call runs
+    ``int(owed - per_call)`` units once that is at least one, and settles ``per_call`` more
+    than it runs."""
+    if owed < per_call + 1:
+        return 0, owed
+    units = int(owed - per_call)
+    return units, owed - per_call - units
+
+
+def simulate(per_attempt: float, per_call: float, attempts: int, skip: int = 0
+             ) -> tuple[int, int]:
+    """(calls of :func:`work`, units run) over ``attempts`` affected attempts that each owe
+    ``per_attempt`` units, after ``skip`` earlier ones (the set-up's) whose calls are not
+    counted: what the plugin does, without doing it."""
+    carry = 0.0
+    calls = units = 0
+    for i in range(skip + attempts):
+        n, carry = settle(carry + per_attempt, per_call)
+        if n and i >= skip:
+            calls += 1
+            units += n
+    return calls, units
+
+
 def _number(value: Any, path: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(f"expected a number, got {value!r}", field=path)
@@ -228,14 +255,12 @@ class InjectedSlowdown:
         if not self._has(pod.spec):
             return None, None
         self.affected_calls += 1
-        owed = self._carry + self.units_for(table.num_nodes)
-        if owed >= self.per_call + 1:
-            units = int(owed - self.per_call)
-            owed -= self.per_call + units
+        units, self._carry = settle(self._carry + self.units_for(table.num_nodes),
+                                    self.per_call)
+        if units:
             self.checksum = work(units, self._a, self._b, self.checksum)
             self.units_done += units
             self.work_calls += 1
-        self._carry = owed
         return None, None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
