@@ -18,7 +18,7 @@ Method (docs/detector-study.md has the details and the numbers):
   reported next to the nominal size.
 * A/A: one real ``schedperf compare --base-config BASE --head-config BASE`` per mode (its
   wall time is the cost of a default compare). Instructions: its two counts per workload give
-  the identical-count rate and the false alarms. Time: its 10 runs, a calibration run and
+  the identical-count rate and the false alarms. Time: its runs, a calibration run and
   one full run per block form a pool of independent full-set BASE runs; A/A decisions are
   drawn by splitting random runs of the pool into BASE and HEAD rounds and judging them like
   compare does (Hodges-Lehmann, Wilcoxon on paired rounds, Benjamini-Hochberg over the whole
@@ -129,7 +129,7 @@ class StudySettings:
     sizes: tuple[float, ...] = DEFAULT_SIZES
     modes: tuple[str, ...] = ("instructions", "time")
     blocks: int = 12
-    rounds: tuple[int, ...] = (5, 10)  # the first is the default budget of compare
+    rounds: tuple[int, ...] = (5, 10)  # compare's --repeat: 5 (its old default), 10 (now)
     draws: int = 300
     attribution_draws: int = 40
     attribution_rounds: int = 3  # time rounds per side behind an instruction attribution
@@ -169,7 +169,6 @@ class FeatureShare:
     @property
     def is_affected(self) -> bool:
         return self.affected > 0
-
 
 
 @dataclass
@@ -779,10 +778,10 @@ def count_in_slot(slot: Path, spec: WorkerSpec, names: Sequence[str], config: Pa
                   archive: Path | None, jobs: int = 1) -> dict[str, Count]:
     """Count ``names`` with ``config`` in the fixed folder ``slot``: the config is copied to
     ``slot/scheduler-config.yaml`` and the runs happen in ``slot/count``, so two counts made
-    in one slot differ only by what the configs make the code do. (The absolute path of a
-    run's folder leaks into string hashing and the heap layout: counts of the same code in
-    differently named folders differ by up to ~0.1 %.) The run folders are then copied to
-    ``archive`` (cachegrind files left out)."""
+    in one slot differ only by what the configs make the code do. (The length of a run
+    folder's path changes the heap layout: the same code counted in a folder with a longer
+    path came out 0.02 % lower.) The run folders are then copied to ``archive`` (cachegrind
+    files left out)."""
     slot.mkdir(parents=True, exist_ok=True)
     workdir = slot / "count"
     shutil.rmtree(workdir, ignore_errors=True)
@@ -1360,8 +1359,8 @@ def _ints(text: str) -> tuple[int, ...]:
               help="Time mode: blocks of runs (one full BASE run; per affected workload, alone "
                    "in a process, BASE and every size).")
 @click.option("--rounds", default="5,10", show_default=True,
-              help="Time mode: rounds per side of the resampled decisions (5 = compare's "
-                   "default --repeat).")
+              help="Time mode: rounds per side of the resampled decisions (compare's "
+                   "--repeat: 10 by default, 5 before).")
 @click.option("--draws", default=300, show_default=True, type=click.IntRange(min=1),
               help="Time mode: resampled decisions per cell.")
 @click.option("--attribution-draws", default=40, show_default=True,
