@@ -34,7 +34,13 @@ from bench.compare.judge import build_report
 from bench.compare.measure import SideRun, run_instructions, run_time, side_env
 from bench.compare.recorded import load_recorded
 from bench.compare.samples import to_frame
-from bench.compare.worktrees import GitError, checked_out, core_path_entry, repo_root
+from bench.compare.worktrees import (
+    GitError,
+    checked_out,
+    core_path_entry,
+    is_ancestor,
+    repo_root,
+)
 from bench.measure.instructions import valgrind_available
 from bench.measure.spec import WorkerSpec
 from bench.results import atomic_write_bytes, environment_fingerprint
@@ -232,11 +238,7 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
             base_commit = checked[0].commit
 
             def in_base(commit: str) -> bool:
-                import subprocess
-
-                proc = subprocess.run(["git", "-C", str(root), "merge-base", "--is-ancestor",
-                                       commit, base_commit], capture_output=True, check=False)
-                return proc.returncode == 0
+                return is_ancestor(root, commit, base_commit)
         except GitError as exc:
             raise BadInput(str(exc)) from exc
         kind, configs_used = "refs", (None, None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -39,12 +40,8 @@ def headline(results: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _sample(values: list[float]) -> dict[str, Any]:
-    vals = sorted(values)
-    median = None
-    if vals:
-        mid = len(vals) // 2
-        median = vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
-    return {"n": len(values), "median": median, "values": values}
+    return {"n": len(values), "median": statistics.median(values) if values else None,
+            "values": values}
 
 
 def _num(x: Any) -> float | None:

@@ -21,7 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["GitError", "Side", "checked_out", "core_path_entry", "repo_root", "resolve_ref"]
+__all__ = ["GitError", "Side", "checked_out", "core_path_entry", "is_ancestor", "repo_root",
+           "resolve_ref"]
 
 CORE_PACKAGE = "scheduler_core"
 
@@ -49,6 +50,15 @@ def repo_root(path: Path) -> Path:
     except GitError as exc:
         raise GitError(f"{path} is not inside a git checkout: comparing refs needs the "
                        "schedperf repository (or pass --base-results/--head-results)") from exc
+
+
+def is_ancestor(repo: Path, commit: str, of: str) -> bool:
+    """Whether ``commit`` is in the history of ``of`` (False when git cannot tell)."""
+    try:
+        _git(repo, "merge-base", "--is-ancestor", commit, of)
+    except GitError:
+        return False
+    return True
 
 
 def resolve_ref(repo: Path, ref: str) -> str:

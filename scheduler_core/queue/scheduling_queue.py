@@ -290,9 +290,9 @@ class PriorityQueue:
         # unschedulable pool, its gated members, and a lazy heap of (timestamp, counter, qpi)
         # of the non-gated members for the leftover flush and next_event_time
         self._pool: dict[str, QueuedPodInfo] = {}
-        self._gated: set[str] = set()
-        # the non-gated members in pool order: cluster events never move a gated pod, so
-        # they scan only these (thousands of gated pods must not cost every bind a scan)
+        # the non-gated members in pool order (the gated ones are the rest): cluster events
+        # never move a gated pod, so they scan only these (thousands of gated pods must not
+        # cost every bind a scan)
         self._ungated: dict[str, QueuedPodInfo] = {}
         self._leftover_heap: list[tuple[float, int, QueuedPodInfo]] = []
         self._counter = count()
@@ -347,7 +347,7 @@ class PriorityQueue:
         return len(self._pool)
 
     def gated_count(self) -> int:
-        return len(self._gated)
+        return len(self._pool) - len(self._ungated)
 
     def in_flight_count(self) -> int:
         return len(self._in_flight)
@@ -358,7 +358,7 @@ class PriorityQueue:
 
     def counts(self) -> dict[str, int]:
         return {ACTIVE_Q: len(self._active), BACKOFF_Q: len(self._backoff),
-                UNSCHEDULABLE_PODS: len(self._pool), "gated": len(self._gated),
+                UNSCHEDULABLE_PODS: len(self._pool), "gated": self.gated_count(),
                 IN_FLIGHT: len(self._in_flight)}
 
     def where(self, uid: str) -> str | None:
@@ -782,23 +782,20 @@ class PriorityQueue:
         prev = self._pool.get(uid)
         self._pool[uid] = qpi
         if qpi.gated:
-            self._gated.add(uid)
             self._ungated.pop(uid, None)
             return
-        self._gated.discard(uid)
         self._ungated[uid] = qpi
         if prev is not qpi:
             heap = self._leftover_heap
             heapq.heappush(heap, (qpi.timestamp, next(self._counter), qpi))
             if len(heap) > 2 * len(self._pool) + 64:
                 self._leftover_heap = [(q.timestamp, next(self._counter), q)
-                                       for q in self._pool.values() if not q.gated]
+                                       for q in self._ungated.values()]
                 heapq.heapify(self._leftover_heap)
 
     def _pool_remove(self, uid: str) -> bool:
         if self._pool.pop(uid, None) is None:
             return False
-        self._gated.discard(uid)
         self._ungated.pop(uid, None)
         return True
 

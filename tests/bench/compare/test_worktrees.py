@@ -13,6 +13,7 @@ from bench.compare.worktrees import (
     GitError,
     checked_out,
     core_path_entry,
+    is_ancestor,
     repo_root,
     resolve_ref,
 )
@@ -89,3 +90,9 @@ def test_commit_without_scheduler_core_is_rejected(repo):
             checked_out(repo, ["HEAD"]):
         pass
     assert git(repo, "worktree", "list").count("\n") == 0
+
+
+def test_is_ancestor(repo):
+    assert is_ancestor(repo, "one", "two")
+    assert not is_ancestor(repo, "two", "one")
+    assert not is_ancestor(repo, "nope", "two")
