@@ -132,6 +132,9 @@ class Window:
     _next_rss: float = 0.0
     enabled: frozenset[str] = DEFAULT_COLLECTORS
     wall_clock: bool = True  # False: no clock reads, no sampling, no memory polling
+    # the wall clock of the window: time.perf_counter, or one that stops while the run is
+    # paused (a paced run waiting for its turn, see Run's ``pacer``)
+    now: Callable[[], float] = time.perf_counter
 
     def __post_init__(self) -> None:
         self.enabled = frozenset(self.collectors) or DEFAULT_COLLECTORS
@@ -153,15 +156,15 @@ class Window:
             return
         self.rss.append(rss_bytes())
         self.start_cpu = time.process_time()
-        self.start_wall = time.perf_counter()
+        self.start_wall = self.now()
         self._next_rss = self.start_wall + MEMORY_SAMPLE_INTERVAL
-        self.throughput = ThroughputCollector(scheduled=self._observe, now=time.perf_counter,
+        self.throughput = ThroughputCollector(scheduled=self._observe, now=self.now,
                                               interval=self.interval)
         self.throughput.start()
 
     def _observe(self) -> int:
         """Called by the throughput collector at each sample: also logs progress (and memory)."""
-        t = time.perf_counter()
+        t = self.now()
         self.progress.append((t - self.start_wall, self.bound,
                               self.attempts_fn() - self.start_attempts))
         if "Memory" in self.enabled and t >= self._next_rss:
@@ -174,7 +177,7 @@ class Window:
             return {}
         assert self.throughput is not None
         summary = self.throughput.stop()
-        self.wall_seconds = time.perf_counter() - self.start_wall
+        self.wall_seconds = self.now() - self.start_wall
         self.cpu_seconds = time.process_time() - self.start_cpu
         self.rss.append(rss_bytes())
         return summary

@@ -33,6 +33,13 @@ Measurement switches (used by ``bench.measure``; the defaults are the normal run
 * ``stop_after="setup"``: run only the ops before the first op that opens a metrics collection
   (``createPods`` with ``collectMetrics``, ``startCollectingMetrics``), i.e. the cluster set-up
   (``createNodes``, initial pods, ...), then finish as if the workload ended there.
+* ``at_setup_end``: called once where ``stop_after="setup"`` would stop, before the first op
+  that opens a metrics collection (after the last op when none does). Instruction counting
+  forks the process there.
+* ``pacer`` (a :class:`Pacer`): called after every scheduling cycle, it may block while
+  another process takes its turn (paced time measurements in ``bench.measure.pacing``); the
+  windows' wall time and throughput samples then run on ``pacer.now``, a clock that stops
+  while the run waits. A paced run has no wall-clock ``timeout`` of its own.
 
 Per measured window the :class:`Run` also keeps ``window_extension_seconds`` (extension point
 -> seconds), ``window_plugin_seconds`` ("Plugin/ExtensionPoint" -> seconds, of the sampled
@@ -50,7 +57,7 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.events import EventType, WatchEvent
@@ -130,6 +137,19 @@ WAIT_LIMIT = 600.0  # upstream's 10-minute wait for pods (virtual seconds in vir
 PROGRESS_EVERY = 0.5  # seconds of wall time between progress callbacks
 STOP_AFTER = ("all", "setup")  # run_workload(stop_after=...)
 
+# EventType members as module constants (attribute access on an enum class is slow in 3.11)
+_ADDED, _MODIFIED = EventType.ADDED, EventType.MODIFIED
+
+
+
+class Pacer(Protocol):
+    """Takes turns with another process: see the ``pacer`` switch in the module docstring."""
+
+    def __call__(self) -> None: ...
+
+    def now(self) -> float: ...
+
+
 _PREPARE: dict[type, Callable[..., Any]] = {
     CreateNodes: prepare_create_nodes,
     CreateNamespaces: prepare_create_namespaces,
@@ -186,7 +206,8 @@ class Run:
                  sample_interval: float,
                  progress: Callable[[ProgressEvent], None] | None,
                  wall_clock_metrics: bool = True, plugin_sample_percent: int = 10,
-                 stop_after: str = "all") -> None:
+                 stop_after: str = "all", pacer: Pacer | None = None,
+                 at_setup_end: Callable[[], None] | None = None) -> None:
         self.tc = test_case
         self.w = workload
         self.ops = list(ops)
@@ -195,6 +216,10 @@ class Run:
         self.wall_clock_metrics = wall_clock_metrics
         self.progress_fn = progress if wall_clock_metrics else None
         self.stop_after = stop_after
+        self.pacer = pacer
+        self.at_setup_end = at_setup_end
+        if pacer is not None:
+            timeout = None  # its waits are not its own time; the other side's process ends it
         self.started = time.perf_counter()
         self.wall_deadline = self.started + timeout if timeout is not None else float("inf")
         self.timeline = Timeline(clock)
@@ -256,7 +281,7 @@ class Run:
         if ev.kind != "Pod":
             return
         t = ev.type
-        if t is EventType.MODIFIED:
+        if t is _MODIFIED:
             new = ev.new
             old = ev.old
             ns = new.namespace
@@ -271,7 +296,7 @@ class Run:
                     w.bound += 1
                 for hook in self.bind_hooks:
                     hook(new)
-        elif t is EventType.ADDED:
+        elif t is _ADDED:
             new = ev.new
             ns = new.namespace
             pods = self.ns_pods.get(ns)
@@ -401,6 +426,7 @@ class Run:
         force = getattr(done, "force", done)
         w = self.window  # windows open and close only between ops
         sample = w.throughput.tick if w is not None and w.throughput is not None else None
+        pace = self.pacer
         busy = 0.0  # seconds inside schedule_one
         n = 0
         try:
@@ -425,6 +451,8 @@ class Run:
                     tick()
                     if sample is not None:
                         sample()
+                    if pace is not None:
+                        pace()
                     n += 1
                     if not n & 1023:
                         self._maybe_progress(t1)
@@ -482,7 +510,8 @@ class Run:
             name=f"{self.name}/{name}", namespaces=frozenset(namespaces),
             label_selector=dict(selector), op_index=index, collectors=tuple(collectors),
             interval=self.sample_interval, attempts_fn=lambda: sched.attempts_total,
-            wall_clock=self.wall_clock_metrics)
+            wall_clock=self.wall_clock_metrics,
+            now=self.pacer.now if self.pacer is not None else time.perf_counter)
         self.window.start(self.recorder)
 
     def close_window(self, index: int, *, check_threshold: bool = True) -> None:
@@ -544,8 +573,11 @@ class Run:
 
     def execute(self) -> None:
         self._t0 = self.timeline.now()
-        stop = self.setup_end() if self.stop_after == "setup" else len(self.ops)
+        setup_end = self.setup_end()
+        stop = setup_end if self.stop_after == "setup" else len(self.ops)
         for i, op in enumerate(self.ops):
+            if i == setup_end and self.at_setup_end is not None:
+                self.at_setup_end()
             if i >= stop:
                 self.stopped_before = i
                 break
@@ -566,6 +598,8 @@ class Run:
                 raise WorkloadError(f"op {i}: {exc}") from None
             if self.wall_clock_metrics:
                 self.peak_rss = max(self.peak_rss, rss_bytes())
+        if setup_end == len(self.ops) and self.at_setup_end is not None:
+            self.at_setup_end()
         self._check_in_flight()
 
     def _check_in_flight(self) -> None:
@@ -680,7 +714,9 @@ def execute_workload(test_case: TestCase, workload: Workload, *, seed: int = 0,
                      timeout: float | None = None, sample_interval: float = 0.1,
                      progress: Callable[[ProgressEvent], None] | None = None,
                      wall_clock_metrics: bool = True, plugin_sample_percent: int = 10,
-                     stop_after: str = "all") -> tuple[WorkloadResult, Run | None]:
+                     stop_after: str = "all", pacer: Pacer | None = None,
+                     at_setup_end: Callable[[], None] | None = None,
+                     ) -> tuple[WorkloadResult, Run | None]:
     """:func:`run_workload`, also returning the finished :class:`Run` (cluster, scheduler)
     for inspection; None when the run could not be set up."""
     if clock not in CLOCK_MODES:
@@ -716,7 +752,8 @@ def execute_workload(test_case: TestCase, workload: Workload, *, seed: int = 0,
                   record_decisions=record_decisions, timeout=timeout,
                   sample_interval=sample_interval, progress=progress,
                   wall_clock_metrics=wall_clock_metrics,
-                  plugin_sample_percent=plugin_sample_percent, stop_after=stop_after)
+                  plugin_sample_percent=plugin_sample_percent, stop_after=stop_after,
+                  pacer=pacer, at_setup_end=at_setup_end)
     except UnsupportedWorkload as exc:
         return finish(STATUS_UNSUPPORTED, str(exc))
     except (SchedulerCoreError, WorkloadError) as exc:

@@ -113,9 +113,11 @@ def _write_outputs(out: Path, report: dict[str, Any], samples: pl.DataFrame) -> 
               help="Measurement modes (repeatable) [default: instructions when valgrind is "
                    "installed, and time].")
 @click.option("--repeat", default=10, show_default=True, type=click.IntRange(min=1),
-              help="Time-mode rounds per side (interleaved). Rounds are paired (Wilcoxon): "
-                   "fewer than 6 can never be significant, 10 is the smallest default that "
-                   "survives Benjamini-Hochberg over a handful of workloads.")
+              help="Time-mode rounds. In a round both sides run every workload in fresh "
+                   "processes taking turns on the CPU every few ms (paced pairs); rounds are "
+                   "paired (Wilcoxon): fewer than 6 can never be significant, 10 is the "
+                   "smallest default that survives Benjamini-Hochberg over a handful of "
+                   "workloads.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--min-effect", "min_effect", multiple=True, metavar="MODE=FRACTION",
               help="Smallest change that counts, e.g. time=0.03 [default: time=0.03, "
@@ -128,9 +130,11 @@ def _write_outputs(out: Path, report: dict[str, Any], samples: pl.DataFrame) -> 
 @click.option("--fail-on-regression", is_flag=True,
               help="Exit 1 when a significant regression is not accepted.")
 @click.option("--jobs", default=2, show_default=True, type=click.IntRange(min=1),
-              help="Parallel valgrind runs.")
+              help="Parallel runs: valgrind counts, or time rounds (one process of each "
+                   "paced pair runs at a time).")
 @click.option("--timeout-per-run", "timeout", type=click.FloatRange(min=0, min_open=True),
-              default=None, metavar="S", help="Wall-time limit of one worker run.")
+              default=None, metavar="S",
+              help="Wall-time limit of one valgrind run or one time round (both sides).")
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="The schedperf repository whose refs are compared.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -217,7 +221,8 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
                 except FileNotFoundError as exc:
                     raise BadInput(f"--measure instructions: {exc}") from exc
             else:
-                rows.extend(run_time(sides, spec, repeat, raw, timeout=timeout, progress=say))
+                rows.extend(run_time(sides, spec, repeat, raw, jobs=jobs, timeout=timeout,
+                                     progress=say))
 
     if refs:
         try:

@@ -1,8 +1,10 @@
 """Running both sides of a comparison: fresh worker processes, never mixing code.
 
-Time mode runs ``repeat`` rounds; the order of the two sides alternates (A B, B A, A B, ...)
-so drifts of the shared machine hit both alike, and rounds pair up for the statistics. Each
-run is one fresh ``python -P -m bench.measure.worker`` process running every selected workload.
+Time mode runs ``repeat`` rounds. In each round both sides run every selected workload at
+the same time in two fresh ``python -P -m bench.measure.worker`` processes that take turns on
+the CPU in slices of a few milliseconds (bench.measure.pacing), so the drifts of a shared
+machine hit both alike and cancel in the round's ratio; which side starts alternates (A B,
+B A, ...). Rounds pair up for the statistics.
 
 Instructions mode counts each workload once per side under cachegrind (bench.measure.
 instructions: the measured section only, deterministic to the instruction), both cores busy.
@@ -12,15 +14,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.compare.samples import instruction_rows, time_rows
-from bench.measure.instructions import measure_instructions, run_worker
+from bench.measure.instructions import measure_instructions
+from bench.measure.pacing import DEFAULT_SLICE, PacedRun, run_paced_pair
 from bench.measure.spec import WorkerResult, WorkerSpec
 
-__all__ = ["SideRun", "interleaved_order", "run_instructions", "run_time"]
+__all__ = ["SideRun", "first_side", "run_instructions", "run_time"]
 
 
 @dataclass
@@ -38,44 +42,55 @@ class SideRun:
     problems: list[str] = field(default_factory=list)
 
 
-def interleaved_order(repeat: int) -> list[tuple[int, int]]:
-    """(round, side index) in ABBA order: round 1 A B, round 2 B A, ..."""
-    out = []
-    for r in range(1, repeat + 1):
-        sides = (0, 1) if r % 2 else (1, 0)
-        out.extend((r, s) for s in sides)
-    return out
-
-
 def _note_core(run: SideRun, result: WorkerResult | None) -> None:
     if result is not None and result.core and not run.core:
         run.core = dict(result.core)
 
 
+def first_side(rnd: int, k: int) -> int:
+    """The side (0 = base, 1 = head) that starts workload ``k`` (0-based) in round ``rnd``
+    (1-based): A B in round 1, B A in round 2, ..., and alternating again workload by workload
+    inside a round, so neither side is always first."""
+    return (rnd + 1 + k) % 2
+
+
 def run_time(sides: Sequence[SideRun], spec: WorkerSpec, repeat: int, workdir: Path, *,
-             timeout: float | None = None,
+             jobs: int = 1, timeout: float | None = None, slice_seconds: float = DEFAULT_SLICE,
              progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
-    """Interleaved rounds; rows for bench.compare.samples. Raw worker results are kept in
-    ``workdir/time/<side>/round-<n>/``."""
-    rows: list[dict[str, Any]] = []
-    order = interleaved_order(repeat)
-    for i, (rnd, s) in enumerate(order, 1):
-        side = sides[s]
+    """``repeat`` rounds of paced pairs (bench.measure.pacing): in each round both sides run
+    every workload in fresh processes, taking turns in ``slice_seconds`` slices, with the
+    round's PYTHONHASHSEED (the round number) on both. ``jobs`` rounds run at once (one
+    process of each pair runs at a time, so ``jobs`` = cores keeps them busy; the pairs do not
+    disturb each other's ratios). Rows for bench.compare.samples; raw worker results are kept
+    in ``workdir/time/<side>/round-<n>/``. ``timeout`` bounds one round (wall seconds)."""
+    base, head = sides
+    specs = [spec.replace(mode="time", scheduler_config=s.scheduler_config) for s in sides]
+
+    def one_round(rnd: int) -> list[PacedRun]:
         if progress is not None:
-            progress(f"time {i}/{len(order)}: round {rnd}, {side.side} ({side.label})")
-        side_spec = spec.replace(mode="time", scheduler_config=side.scheduler_config)
-        folder = workdir / "time" / side.side / f"round-{rnd}"
-        run = run_worker(side_spec, folder, env=side.env, valgrind=None, timeout=timeout)
-        _note_core(side, run.result)
-        problem = run.problem()
-        if problem is not None or run.result is None:
-            side.problems.append(f"time round {rnd}: {problem}")
-            continue
-        for m in run.result.workloads:
-            data = vars(m)
-            if m.status != "ok":
-                side.problems.append(f"time round {rnd}: {m.name}: {m.status}: {m.reason}")
-            rows.extend(time_rows(side.side, rnd, data))
+            order = "base, head" if first_side(rnd, 0) == 0 else "head, base"
+            progress(f"time round {rnd}/{repeat}: {base.label} and {head.label} taking turns "
+                     f"({order} first)")
+        folders = [workdir / "time" / s.side / f"round-{rnd}" for s in sides]
+        return run_paced_pair(specs, folders, [s.env for s in sides],
+                              first=lambda k: first_side(rnd, k),
+                              slice_seconds=slice_seconds, hash_seed=rnd, timeout=timeout)
+
+    rounds = range(1, repeat + 1)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results = list(pool.map(one_round, rounds))
+    rows: list[dict[str, Any]] = []
+    for rnd, runs in zip(rounds, results, strict=True):
+        for side, run in zip(sides, runs, strict=True):
+            _note_core(side, run.result)
+            problem = run.problem()
+            if problem is not None or run.result is None:
+                side.problems.append(f"time round {rnd}: {problem}")
+                continue
+            for m in run.result.workloads:
+                if m.status != "ok":
+                    side.problems.append(f"time round {rnd}: {m.name}: {m.status}: {m.reason}")
+                rows.extend(time_rows(side.side, rnd, vars(m)))
     return rows
 
 

@@ -20,10 +20,13 @@ import platform
 import statistics
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.measure.coreinfo import core_info, harness_info
 from bench.measure.spec import SpecError, WorkerResult, WorkerSpec, WorkloadMeasurement
+
+if TYPE_CHECKING:
+    from bench.measure.pacing import TurnPacer
 
 __all__ = ["ENV_VARIABLES", "measure_workload", "run_spec", "select_workloads", "worker_env"]
 
@@ -90,9 +93,10 @@ def _throughput(result: Any) -> float | None:
 
 
 def measure_workload(tc: Any, w: Any, spec: WorkerSpec, *,
-                     keep_alive: list[Any] | None = None) -> WorkloadMeasurement:
+                     keep_alive: list[Any] | None = None,
+                     pacer: TurnPacer | None = None) -> WorkloadMeasurement:
     """Run one workload as the spec says. ``keep_alive`` receives the runner's result and
-    Run (see :func:`run_spec`)."""
+    Run (see :func:`run_spec`); ``pacer`` makes it a paced run (bench.measure.pacing)."""
     from workloads.runner import execute_workload
 
     timing = spec.mode == "time"
@@ -100,7 +104,7 @@ def measure_workload(tc: Any, w: Any, spec: WorkerSpec, *,
     result, run = execute_workload(
         tc, w, seed=spec.seed, clock="virtual", timeout=spec.timeout if timing else None,
         sample_interval=spec.sample_interval, wall_clock_metrics=timing,
-        plugin_sample_percent=pct, stop_after=spec.stop_after)
+        plugin_sample_percent=pct, stop_after=spec.stop_after, pacer=pacer)
     if keep_alive is not None:
         keep_alive.append((result, run))
     m = WorkloadMeasurement(
@@ -127,10 +131,14 @@ def measure_workload(tc: Any, w: Any, spec: WorkerSpec, *,
     return m
 
 
-def run_spec(spec: WorkerSpec, *, keep_alive: list[Any] | None = None) -> WorkerResult:
+def run_spec(spec: WorkerSpec, *, keep_alive: list[Any] | None = None,
+             pacer: TurnPacer | None = None) -> WorkerResult:
     """Run every workload of the spec in this process. ``keep_alive`` receives each finished
     run's result and Run (instructions mode: freeing a run's objects would otherwise be
-    counted, in proportion to its size, when the next one starts or the interpreter exits)."""
+    counted, in proportion to its size, when the next one starts or the interpreter exits).
+    With a ``pacer`` each workload waits for its turn first and reports when it is done
+    (a spec that cannot be run ends the process without taking a turn: the orchestrator
+    sees its pipe close)."""
     timing = spec.mode == "time"
     import numpy
 
@@ -150,7 +158,14 @@ def run_spec(spec: WorkerSpec, *, keep_alive: list[Any] | None = None) -> Worker
         result.error = str(exc)
         return result
     for tc, w in chosen:
-        result.workloads.append(measure_workload(tc, w, spec, keep_alive=keep_alive))
+        if pacer is not None:
+            pacer.wait_turn()
+            turns, paused = pacer.turns, pacer.paused
+        m = measure_workload(tc, w, spec, keep_alive=keep_alive, pacer=pacer)
+        result.workloads.append(m)
         if timing:
             gc.collect()  # the next workload starts without the last one's garbage
+        if pacer is not None:
+            m.paced_turns, m.paused_seconds = pacer.turns - turns, pacer.paused - paused
+            pacer.done()
     return result

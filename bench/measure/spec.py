@@ -165,6 +165,10 @@ class WorkloadMeasurement:
     instructions: int | None = None  # filled by bench.measure.instructions, never the worker
     virtual_seconds: float = 0.0  # virtual time the run took
     stopped_before_op: int | None = None  # stop_after="setup": the first op not run
+    # paced runs (bench.measure.pacing): hand-overs and seconds spent waiting for the turn
+    # during this workload (wall_seconds includes the waits, measured_seconds does not)
+    paced_turns: int | None = None
+    paused_seconds: float | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> WorkloadMeasurement:

@@ -45,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
                                             "RESULT.json (docs/measurement.md).")
     p.add_argument("--spec", required=True, help="SPEC.json")
     p.add_argument("--out", required=True, help="RESULT.json to write (atomically)")
+    p.add_argument("--pace", metavar="R,W", help="paced run: file descriptors to read turns "
+                   "from and write hand-overs to (bench.measure.pacing; time mode)")
+    p.add_argument("--slice", type=float, metavar="S",
+                   help="paced run: seconds per turn [default: pacing.DEFAULT_SLICE]")
     return p
 
 
@@ -86,7 +90,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     counting = spec.mode == "instructions"
     if counting:
         fixed_numpy_entropy()
-    result = run_spec(spec, keep_alive=_KEEP if counting else None)
+    pacer = None
+    if args.pace is not None:
+        from bench.measure.pacing import DEFAULT_SLICE, TurnPacer, parse_pace
+
+        if counting:
+            print("bench.measure.worker: --pace is for time mode only", file=sys.stderr)
+            return 2
+        pacer = TurnPacer(*parse_pace(args.pace),
+                          args.slice if args.slice is not None else DEFAULT_SLICE)
+    result = run_spec(spec, keep_alive=_KEEP if counting else None, pacer=pacer)
     atomic_write_json(args.out, result.to_dict())
     modules_out = os.environ.get(MODULES_OUT)
     if modules_out:
