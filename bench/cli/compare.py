@@ -194,9 +194,21 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
     test_cases = load_test_cases(configs)
     chosen: dict[str, list[str]] = {}
     uncommon_names = set()
+    not_compared: dict[str, str] = {}
     for mode in modes:
         flt = time_label if mode == "time" else label_filter
         picked = select_workloads(test_cases, flt, name_regex)
+        if forms[1]:
+            # --base-config/--head-config replace each test case's scheduler config: a test
+            # case that brings its own (profiles, out-of-tree plugins) would not run as written
+            own = [(tc, w) for tc, w in picked if tc.scheduler_config_path is not None]
+            for tc, w in own:
+                not_compared[w.full_name] = Path(str(tc.scheduler_config_path)).name
+            picked = [(tc, w) for tc, w in picked if tc.scheduler_config_path is None]
+            if not picked:
+                raise BadInput(f"{mode} label filter {flt!r}: every selected workload's test "
+                               "case sets its own schedulerConfigPath, which --base-config/"
+                               "--head-config would replace; nothing to compare")
         chosen[mode] = [w.full_name for _, w in picked]
         uncommon_names |= {w.full_name for _, w in picked if "uncommon" in w.labels}
         sources = {str(tc.source) for tc, _ in picked}
@@ -272,7 +284,12 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
         uncommon=lambda w: w in uncommon_names, accepted=accepted, in_base=in_base,
         wall_seconds=time.perf_counter() - started,
         extra_settings={"time_label": time_label,
-                        "workloads": {m: len(chosen[m]) for m in modes}})
+                        "workloads": {m: len(chosen[m]) for m in modes},
+                        "not_compared": [f"{w} (its test case sets schedulerConfigPath {c})"
+                                         for w, c in sorted(not_compared.items())]})
+    if not_compared:
+        say(f"not compared: {len(not_compared)} workload(s) whose test case sets its own "
+            f"schedulerConfigPath ({', '.join(sorted(not_compared))})")
     _finish(ctx, out, report, samples, fail_on_regression, console)
 
 

@@ -127,6 +127,9 @@ def _header(report: Report, s: Sections) -> list[str]:
                 ["q (false discovery rate)", _e(f"{st.q:g}")],
                 ["seed", _e("-" if st.seed is None else st.seed)],
                 ["label", _e(st.label or "-")], ["wall time", _e(fmt_duration(st.wall_seconds))]]
+    skipped = [str(x) for x in st.extra.get("not_compared") or ()]
+    if skipped:
+        settings.append(["not compared (own scheduler config)", _e("; ".join(skipped))])
     out += ["<h3>Settings</h3>", _table(["setting", "value"], settings)]
     return out
 

@@ -136,6 +136,12 @@ def _header(report: Report, counts: Counts) -> list[str]:
     if st.wall_seconds is not None:
         parts.append(f"took {fmt_duration(st.wall_seconds)}")
     lines += [" · ".join(parts), ""]
+    skipped = [str(x) for x in st.extra.get("not_compared") or ()]
+    if skipped:
+        shown = "; ".join(md_escape(x, limit=200) for x in skipped[:_NOTES])
+        more = f"; {len(skipped) - _NOTES} more" if len(skipped) > _NOTES else ""
+        lines += [f"Not compared ({len(skipped)}; --base-config/--head-config replace a test "
+                  f"case's own scheduler config): {shown}{more}", ""]
     return lines
 
 

@@ -77,6 +77,36 @@ def test_two_scheduler_configs_time_mode(config, tmp_path):
     assert "scheduler configurations" in (out / "report.md").read_text()
 
 
+def test_config_compare_leaves_out_test_cases_with_their_own_scheduler_config(tmp_path):
+    """--base-config/--head-config replace a test case's schedulerConfigPath: a test case that
+    brings its own (a second profile, an out-of-tree plugin) is listed as not compared."""
+    folder = tmp_path / "configs" / "misc"
+    folder.mkdir(parents=True)
+    own = tiny_config(("10Nodes", [], 10, 5, 30), labels="compare-time").replace(
+        "- name: Tiny", "- name: Own\n  schedulerConfigPath: own.yaml")
+    (folder / "performance-config.yaml").write_text(CONFIG + own)
+    (folder / "own.yaml").write_text(DEFAULT)
+    (tmp_path / "a.yaml").write_text(DEFAULT)
+    (tmp_path / "b.yaml").write_text(PACKING)
+    out = tmp_path / "out"
+    result = invoke("compare", "--base-config", str(tmp_path / "a.yaml"), "--head-config",
+                    str(tmp_path / "b.yaml"), "--config", str(folder.parent), "--measure",
+                    "time", "--repeat", "1", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    assert {r["workload"] for r in report["results"]} == {"Tiny/40Nodes"}
+    assert report["settings"]["not_compared"] == [
+        "Own/10Nodes (its test case sets schedulerConfigPath own.yaml)"]
+    assert "Not compared (1" in (out / "report.md").read_text()
+    assert "Own/10Nodes" in (out / "report.html").read_text()
+    # only such test cases selected: nothing to compare is bad input
+    result = invoke("compare", "--base-config", str(tmp_path / "a.yaml"), "--head-config",
+                    str(tmp_path / "b.yaml"), "--config", str(folder.parent), "--measure",
+                    "time", "--name", "^Own/", "--out", str(tmp_path / "out2"))
+    assert result.exit_code == 2
+    assert "sets its own schedulerConfigPath" in result.output
+
+
 def _repo_with_two_core_commits(tmp_path: Path) -> Path:
     """A repository holding a copy of scheduler_core; the second commit changes it."""
     repo = tmp_path / "repo"
