@@ -627,7 +627,10 @@ class Run:
             node = pod.node_name or None
             if node is not None:
                 attempts = rec.scheduled_attempts.get(key, rec.failed_attempts.get(key, 0))
-                out.append(Placement(pod.namespace, pod.name, node, attempts, None))
+                # bound, then deleted (a preemption victim, deletePods, churn): say so
+                gone = ("deleted after it was bound (a preemption victim, or deleted by an op)"
+                        if deleted else None)
+                out.append(Placement(pod.namespace, pod.name, node, attempts, gone))
                 continue
             qpi = None if deleted else sched.queue.get(pod.uid)
             attempts = qpi.attempts if qpi is not None else rec.failed_attempts.get(key, 0)

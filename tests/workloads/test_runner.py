@@ -317,3 +317,20 @@ def test_upstream_integration_workloads(tc, w):
     else:
         assert result.scheduled_pods > 0
         assert any(d.labels["Metric"] == "SchedulingThroughput" for d in result.data_items)
+
+
+def test_preemption_victims_are_reported_as_deleted_after_binding():
+    catalog = Path(__file__).resolve().parents[2] / "workloads" / "configs"
+    tc = next(t for t in load_configs(catalog / "default_preemption" / "performance-config.yaml")
+              if t.name == "PreemptionBasic")
+    w = next(w for w in tc.workloads if "integration-test" in w.labels)
+    result, run = execute_workload(tc, w, seed=1)
+    assert result.status == "ok", result.reason
+    assert run is not None
+    victims = [p for p in result.placements if p.reason and p.reason.startswith("deleted after")]
+    assert victims and all(p.node for p in victims)
+    for p in victims:  # really gone from the cluster
+        assert f"{p.namespace}/{p.pod}" not in run.cluster.pods
+    for p in result.placements:
+        if p.node and p.reason is None:  # bound and still there
+            assert run.cluster.pods[f"{p.namespace}/{p.pod}"].node_name == p.node
