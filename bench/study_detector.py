@@ -2,7 +2,7 @@
 
     python bench/study_detector.py [--label compare] [--time-label compare-time]
         [--feature spread] [--sizes 0.01,0.02,0.05,0.10] [--measure instructions|time]
-        [--blocks 12] [--rounds 5,10] [--draws 300] [--out DIR]
+        [--rounds 10,20] [--pool 40] [--pool-slowdown 30] [--draws 300] [--out DIR]
 
 Method (docs/detector-study.md has the details and the numbers):
 
@@ -13,32 +13,37 @@ Method (docs/detector-study.md has the details and the numbers):
   size ``f`` gives pods with ``--feature`` extra deterministic work. A probe run of every
   workload finds which ones have such pods after their set-up ("affected").
 * Calibration per workload: a HEAD of size ``f`` for workload ``w`` adds ``f`` of ``w``'s
-  measured BASE cost (instructions: its BASE count; time: its median BASE CPU time per pod),
-  spread over its affected attempts. What each workload actually got is measured and
-  reported next to the nominal size.
-* A/A: one real ``schedperf compare --base-config BASE --head-config BASE`` per mode (its
-  wall time is the cost of a default compare). Instructions: its two counts per workload give
-  the identical-count rate and the false alarms. Time: its runs, a calibration run and
-  one full run per block form a pool of independent full-set BASE runs; A/A decisions are
-  drawn by splitting random runs of the pool into BASE and HEAD rounds and judging them like
-  compare does (Hodges-Lehmann, Wilcoxon on paired rounds, Benjamini-Hochberg over the whole
-  set, the 3 % minimum effect).
-* Slowdowns, time: ``--blocks`` blocks, each running in a random order one full-set BASE run
-  and, per affected workload in a process of its own, one BASE run and one HEAD run per size.
-  A decision at ``n`` rounds pairs the BASE and HEAD runs of ``n`` random blocks for the
-  affected workloads and takes the rest of the family from the A/A pool (those workloads run
-  the same code under either config), so every decision judges the whole set under BH.
+  measured BASE cost (instructions: its BASE count; time: its median BASE CPU time per pod
+  in the A/A pool), spread over its affected attempts. What each workload actually got is
+  measured and reported next to the nominal size.
+* A/A, instructions: one real ``schedperf compare --base-config BASE --head-config BASE``
+  (its wall time is the cost of a default compare); its two counts per workload give the
+  identical-count rate and the false alarms. Time mode runs such a compare too, for its wall
+  time only.
+* Time mode (bench/study_time.py): compare judges rounds of *paced pairs* (both sides run at
+  once, taking turns on the CPU every 5 ms, so machine drift cancels in each round's ratio);
+  a pair is physical, so the study stores paced rounds in pools and resamples rounds, never
+  runs. The A/A pool holds ``--pool`` paced rounds of the whole time set with BASE on both
+  sides; per size and affected workload, a slowdown pool holds ``--pool-slowdown`` paced
+  rounds of that workload alone, BASE against its calibrated HEAD. A decision at ``n``
+  rounds draws ``n`` distinct rounds (without replacement) per workload: from the slowdown
+  pool for the affected workload of the cell, from the A/A pool for the rest of the set (those
+  run the same code under either config), and judges the whole family as compare does
+  (Hodges-Lehmann, paired Wilcoxon, Benjamini-Hochberg, the 3 % minimum effect). ``--draws``
+  decisions per cell and ``n`` overlap (they share rounds): the figures rest on the pools'
+  independent rounds, which results.json states next to them.
 * Slowdowns, instructions: every affected workload is counted once per size (counts are
   exact: one count is the whole story), plus ``--controls`` unaffected workloads per size.
 * Attribution: for flagged workloads, ``reports.stats.attribute`` over the plugin timings of
-  time rounds, as compare does; the study asks whether it names InjectedSlowdown first.
-  Instruction counts carry no plugin timings, so for instruction-mode regressions the study
-  runs ``--attribution-rounds`` short time rounds of the flagged workload (what a user would
-  run next) at the smallest and the largest size.
+  time rounds, as compare does; the study asks whether it names InjectedSlowdown/PreFilter
+  first. Time mode attributes every flagged affected workload of every draw from the drawn
+  rounds. Instruction counts carry no plugin timings, so for instruction-mode regressions the
+  study runs ``--attribution-rounds`` paced time rounds of the flagged workload (what a user
+  would run next: ``schedperf compare`` time rounds) at the smallest and the largest size.
 
-Outputs in ``--out``: results.json, time_rounds.parquet (every stored per-round sample),
-time_draws.parquet (every resampled decision), instructions.parquet (every count), the
-scheduler configs, the two compare reports and the raw worker folders.
+Outputs in ``--out``: results.json, time_pools.parquet (every paced round's samples, by
+pool), time_decisions.parquet (every resampled decision), instructions.parquet (every
+count), the scheduler configs, the compare reports and the raw worker folders.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,18 +72,19 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from bench.compare.samples import JUDGED, instruction_rows, time_rows, to_frame
+from bench.compare.measure import SideRun, run_time
+from bench.compare.samples import instruction_rows, to_frame
 from bench.measure.instructions import (
     CACHEGRIND_FILE,
     CachegrindError,
     measure_instructions,
     parse_cachegrind_total,
-    run_worker,
     valgrind_available,
 )
-from bench.measure.spec import WorkerResult, WorkerSpec
-from reports.stats import attribute, compare_frames, compare_samples, decide
-from reports.stats.compare import DEFAULT_Q, MIN_EFFECT, Comparison
+from bench.measure.spec import WorkerSpec
+from bench.study_time import run_time_study, top_plugin
+from reports.stats import compare_frames
+from reports.stats.compare import DEFAULT_Q, MIN_EFFECT
 
 __all__ = [
     "DEFAULT_SIZES",
@@ -102,16 +108,12 @@ ALARMS = ("regression", "improvement")
 # workload's own fitted costs (the other sizes; they predict counts to about 0.3 %)
 INSTRUCTION_MARGIN = 0.02
 FITTED_MARGIN = 0.005
-TIME_METRICS = {m: hib for (mode, m), (_, hib) in JUDGED.items() if mode == "time"}
 IR_METRIC = "instructions_per_pod"
 Say = Callable[[str], None]
 COUNTS_SCHEMA = {"study": pl.String, "side": pl.String, "size": pl.Float64,
                  "workload": pl.String, "status": pl.String, "measured": pl.Int64,
                  "total": pl.Int64, "setup": pl.Int64, "measured_pods": pl.Int64,
                  "measured_attempts": pl.Int64, "per_pod": pl.Float64}
-TIME_ROUNDS_SCHEMA = {"run": pl.Int64, "source": pl.String, "kind": pl.String,
-                      "config": pl.String, "block": pl.Int64, "workload": pl.String,
-                      "metric": pl.String, "unit": pl.String, "value": pl.Float64}
 
 
 # ----------------------------------------------------------------------------- settings
@@ -128,11 +130,11 @@ class StudySettings:
     feature: str = "spread"
     sizes: tuple[float, ...] = DEFAULT_SIZES
     modes: tuple[str, ...] = ("instructions", "time")
-    blocks: int = 12
-    rounds: tuple[int, ...] = (5, 10)  # compare's --repeat: 5 (its old default), 10 (now)
+    rounds: tuple[int, ...] = (10, 20)  # paced rounds per decision: compare's --repeat, raised
+    pool: int = 40  # time: A/A paced rounds of the whole time set
+    pool_slowdown: int = 30  # time: paced rounds per size and affected workload
     draws: int = 300
-    attribution_draws: int = 40
-    attribution_rounds: int = 3  # time rounds per side behind an instruction attribution
+    attribution_rounds: int = 3  # paced time rounds behind an instruction attribution
     controls: int = 2
     seed: int = 0
     jobs: int = 2
@@ -140,7 +142,7 @@ class StudySettings:
     # without compare_runs: count BASE twice in-process (the instruction A/A) or, when False,
     # once and only for the affected workloads and the controls (the test's short cut)
     instruction_aa: bool = True
-    resume: bool = False  # reuse finished runs (compare reports, worker results) in ``out``
+    resume: bool = False  # reuse the real compare reports in ``out``
     timeout: float | None = 900.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -189,21 +191,6 @@ class Count:
         if self.measured is None or not self.measured_pods:
             return None
         return self.measured / self.measured_pods
-
-
-@dataclass
-class TimeRun:
-    """One time-mode worker run: judged values and plugin timings per workload."""
-
-    run_id: int
-    source: str  # "compare" (the A/A compare), "calibration" or "block"
-    kind: str  # "full" (every workload of the time set) or "one" (one affected workload)
-    config: str  # "base" or a size key
-    block: int | None
-    workload: str | None = None  # kind "one": which
-    values: dict[tuple[str, str], float] = field(default_factory=dict)
-    plugins: dict[str, dict[str, float]] = field(default_factory=dict)
-    rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 def size_key(size: float) -> str:
@@ -369,368 +356,6 @@ def real_compare(mode: str, base: Path, head: Path, out: Path, label: str, time_
     report = {**report, "sources_modified": edited}
     say(f"compare ({mode}): {wall:.0f} s, verdict {report['verdict']}")
     return wall, report, out
-
-
-# ----------------------------------------------------------------------------- time mode
-
-def _time_run_from_rows(run_id: int, source: str, kind: str, config: str, block: int | None,
-                        rows: Iterable[Mapping[str, Any]], workload: str | None = None
-                        ) -> TimeRun:
-    run = TimeRun(run_id, source, kind, config, block, workload)
-    for r in rows:
-        metric, w, value = r["metric"], r["workload"], r["value"]
-        if value is None:
-            continue
-        if metric in TIME_METRICS:
-            run.values[(w, metric)] = float(value)
-        elif metric.startswith("plugin:"):
-            run.plugins.setdefault(w, {})[metric.removeprefix("plugin:")] = float(value)
-        run.rows.append({"run": run_id, "source": source, "kind": kind, "config": config,
-                         "block": block, "workload": w, "metric": metric, "unit": r["unit"],
-                         "value": float(value)})
-    return run
-
-
-def _time_worker(spec: WorkerSpec, folder: Path, timeout: float | None, resume: bool = False
-                 ) -> tuple[list[dict[str, Any]], list[str]]:
-    result = None
-    if resume and (folder / "result.json").is_file():
-        try:
-            result = WorkerResult.load(folder / "result.json")
-        except (OSError, ValueError, TypeError):
-            result = None
-        if result is not None and (result.error or WorkerSpec.from_dict(result.spec) != spec):
-            result = None
-    if result is None:
-        run = run_worker(spec, folder, valgrind=None, timeout=timeout)
-        problem = run.problem()
-        if problem is not None or run.result is None:
-            return [], [f"{folder.name}: {problem}"]
-        result = run.result
-    rows: list[dict[str, Any]] = []
-    problems = []
-    for m in result.workloads:
-        if m.status != "ok":
-            problems.append(f"{folder.name}: {m.name}: {m.status}: {m.reason}")
-        rows.extend(time_rows("run", 0, vars(m)))
-    return rows, problems
-
-
-def time_calibration(runs: Sequence[TimeRun], probe: Mapping[str, FeatureShare],
-                     affected: Sequence[str]) -> dict[str, dict[str, float]]:
-    """Per affected workload, the InjectedSlowdown calibration that makes a HEAD of size f
-    add f of the workload's median BASE CPU time per pod (over the full BASE ``runs``),
-    spread over its affected attempts; ``perCall`` from the plugin's measured call cost."""
-    from workloads.example_plugins.slowdown import CALL_SECONDS, UNIT_SECONDS
-
-    out = {}
-    for w in affected:
-        cpu = [r.values[(w, "cpu_per_pod")] for r in runs if (w, "cpu_per_pod") in r.values]
-        p = probe[w]
-        if not cpu or not p.affected or not p.pods:
-            continue
-        per_attempt = float(np.median(cpu)) * p.pods / p.affected
-        out[w] = {"perPod": per_attempt / UNIT_SECONDS, "perNode": 0.0,
-                  "perCall": CALL_SECONDS / UNIT_SECONDS}
-    return out
-
-
-def collect_time_runs(settings: StudySettings, spec: WorkerSpec, probe: Mapping[str, FeatureShare],
-                      configs: Mapping[str, Path], compare_samples_path: Path | None,
-                      rng: np.random.Generator, say: Say
-                      ) -> tuple[list[TimeRun], list[str], list[float], dict[str, Any]]:
-    """The A/A compare's runs (when given), one calibration run, then ``settings.blocks``
-    blocks; (runs, problems, load averages, per-workload calibrations)."""
-    runs: list[TimeRun] = []
-    problems: list[str] = []
-    loads: list[float] = []
-    if compare_samples_path is not None:
-        df = pl.read_parquet(compare_samples_path).filter(pl.col("mode") == "time")
-        for (side, rnd), g in df.group_by(["side", "round"], maintain_order=True):
-            runs.append(_time_run_from_rows(len(runs), "compare", "full", "base", None,
-                                            g.iter_rows(named=True)))
-            runs[-1].rows = [{**r, "side": side, "round": rnd} for r in runs[-1].rows]
-    full_spec = spec.replace(mode="time", scheduler_config=str(configs["base"]))
-    rows, probs = _time_worker(full_spec, settings.out / "time" / "calibration",
-                               settings.timeout, settings.resume)
-    problems.extend(f"time: {p}" for p in probs)
-    if rows:
-        runs.append(_time_run_from_rows(len(runs), "calibration", "full", "base", 0, rows))
-    affected = sorted(n for n in spec.workloads if probe[n].is_affected)
-    cals = time_calibration(runs, probe, affected)
-    affected = [w for w in affected if w in cals]
-    tags = {w: f"w{spec.workloads.index(w):02d}" for w in affected}
-    head_configs = {}
-    for key, size in [("base", 0.0)] + [(size_key(s), s) for s in settings.sizes]:
-        for w in affected:
-            head_configs[(key, w)] = write_config(
-                settings.out / "configs" / f"time-{tags[w]}-{key}.yaml", size,
-                settings.feature, cals[w])
-    jobs: list[tuple[str, str, str | None]] = [("full", "base", None)]
-    jobs += [("one", "base", w) for w in affected]
-    jobs += [("one", size_key(s), w) for s in settings.sizes for w in affected]
-    started = time.perf_counter()
-    for b in range(1, settings.blocks + 1):
-        order = [jobs[i] for i in rng.permutation(len(jobs))]
-        loads.append(_loadavg())
-        for kind, config, w in order:
-            if w is None:
-                s_ = full_spec
-                folder = settings.out / "time" / f"block-{b:02d}" / "full-base"
-            else:
-                cfg = head_configs[(config, w)]
-                s_ = spec.replace(mode="time", workloads=(w,), scheduler_config=str(cfg))
-                folder = settings.out / "time" / f"block-{b:02d}" / f"{tags[w]}-{config}"
-            rows, probs = _time_worker(s_, folder, settings.timeout, settings.resume)
-            problems.extend(f"time: {p}" for p in probs)
-            if rows:
-                runs.append(_time_run_from_rows(len(runs), "block", kind, config, b, rows, w))
-        spent = time.perf_counter() - started
-        say(f"time block {b}/{settings.blocks} done ({spent:.0f} s, load {loads[-1]:.1f})")
-    return runs, problems, loads, {"calibration": cals, "tags": tags}
-
-
-def _pairs(base: Sequence[TimeRun], head: Sequence[TimeRun], workloads: Iterable[str],
-           metrics: Iterable[str]) -> list[tuple[str, str, list[float], list[float]]]:
-    """Per (workload, metric): values of the rounds present on both sides (round i of BASE
-    pairs with round i of HEAD, as compare pairs interleaved rounds)."""
-    out = []
-    for w in workloads:
-        for m in metrics:
-            b_vals, h_vals = [], []
-            for rb, rh in zip(base, head, strict=True):
-                vb, vh = rb.values.get((w, m)), rh.values.get((w, m))
-                if vb is not None and vh is not None and vb > 0 and vh > 0:
-                    b_vals.append(vb)
-                    h_vals.append(vh)
-            if b_vals:
-                out.append((w, m, b_vals, h_vals))
-    return out
-
-
-def judge_pairs(pairs: Sequence[tuple[str, str, list[float], list[float]]]
-                ) -> list[tuple[str, str, Comparison]]:
-    """compare's time-mode judgement (what reports.stats.compare_frames does per group, then
-    Benjamini-Hochberg over the whole family), on plain lists."""
-    tested: list[tuple[str, str, Comparison]] = []
-    for w, m, b, h in pairs:
-        try:
-            c = compare_samples(b, h, higher_is_better=TIME_METRICS[m], mode="time",
-                                min_effect=MIN_EFFECT["time"], paired=True, q=DEFAULT_Q,
-                                name=f"{w}/{m}")
-        except ValueError:
-            continue
-        tested.append((w, m, c))
-    decided = decide([c for _, _, c in tested], q=DEFAULT_Q)
-    return [(w, m, c) for (w, m, _), c in zip(tested, decided, strict=True)]
-
-
-def _frames_check(pairs: Sequence[tuple[str, str, list[float], list[float]]],
-                  judged: Sequence[tuple[str, str, Comparison]]) -> bool:
-    """The same decision through reports.stats.compare_frames (what compare calls)."""
-    rows = []
-    for w, m, b, h in pairs:
-        unit = JUDGED[("time", m)][0]
-        for side, vals in (("base", b), ("head", h)):
-            rows += [{"side": side, "workload": w, "metric": m, "unit": unit, "round": i + 1,
-                      "value": v} for i, v in enumerate(vals)]
-    df = pl.DataFrame(rows)
-    table = compare_frames(df.filter(pl.col("side") == "base"),
-                           df.filter(pl.col("side") == "head"), mode="time", paired=True,
-                           min_effect=MIN_EFFECT["time"], q=DEFAULT_Q,
-                           higher_is_better=dict(TIME_METRICS))
-    theirs = {(r["workload"], r["metric"]): r["verdict"] for r in table.iter_rows(named=True)
-              if r["verdict"] is not None}
-    ours = {(w, m): c.verdict.value for w, m, c in judged}
-    return theirs == ours
-
-
-def draw_time(runs: Sequence[TimeRun], probe: Mapping[str, FeatureShare],
-              settings: StudySettings, rng: np.random.Generator, say: Say
-              ) -> tuple[pl.DataFrame, list[dict[str, Any]], dict[str, Any]]:
-    """A/A and slowdown decisions resampled from the stored runs: (every decision's rows,
-    attribution records, notes)."""
-    pool = [r for r in runs if r.kind == "full" and r.config == "base"]
-    workloads = sorted({w for r in pool for (w, _) in r.values})
-    one = {(r.block, r.config, r.workload): r for r in runs if r.kind == "one"}
-    affected = sorted({w for (_, _, w) in one if w is not None})
-    others = [w for w in workloads if w not in set(affected)]
-    blocks = sorted({b for (b, _, _) in one if b is not None})
-    rows: list[dict[str, Any]] = []
-    attributions: list[dict[str, Any]] = []
-    notes: dict[str, Any] = {"aa_pool_runs": len(pool), "blocks": len(blocks),
-                             "affected": affected, "frames_check": [], "skipped": []}
-    metrics = list(TIME_METRICS)
-
-    def record(cell: str, size: float | None, n: int, d: int,
-               judged: Sequence[tuple[str, str, Comparison]]) -> None:
-        for w, m, c in judged:
-            rows.append({"cell": cell, "size": size, "rounds": n, "draw": d, "workload": w,
-                         "metric": m, "ratio": c.ratio, "p_adjusted": c.p_adjusted,
-                         "verdict": c.verdict.value})
-
-    for n in settings.rounds:
-        if 2 * n > len(pool):
-            notes["skipped"].append(f"A/A at {n} rounds: needs {2 * n} full runs, "
-                                    f"the pool has {len(pool)}")
-            continue
-        for d in range(settings.draws):
-            pick = rng.choice(len(pool), 2 * n, replace=False)
-            base, head = [pool[i] for i in pick[:n]], [pool[i] for i in pick[n:]]
-            pairs = _pairs(base, head, workloads, metrics)
-            judged = judge_pairs(pairs)
-            if d == 0:
-                notes["frames_check"].append(_frames_check(pairs, judged))
-            record("aa", None, n, d, judged)
-        say(f"time A/A: {settings.draws} decisions at {n} rounds")
-    for size in settings.sizes:
-        key = size_key(size)
-        ok_blocks = [b for b in blocks
-                     if all((b, c, w) in one for w in affected for c in ("base", key))]
-        for n in settings.rounds:
-            if n > len(ok_blocks) or 2 * n > len(pool):
-                notes["skipped"].append(f"{key} at {n} rounds: {len(ok_blocks)} blocks, "
-                                        f"{len(pool)} full runs")
-                continue
-            for d in range(settings.draws):
-                chosen = [ok_blocks[i] for i in rng.choice(len(ok_blocks), n, replace=False)]
-                pick = rng.choice(len(pool), 2 * n, replace=False)
-                b_rest, h_rest = [pool[i] for i in pick[:n]], [pool[i] for i in pick[n:]]
-                pairs = _pairs(b_rest, h_rest, others, metrics)
-                for w in affected:
-                    pairs += _pairs([one[(b, "base", w)] for b in chosen],
-                                    [one[(b, key, w)] for b in chosen], [w], metrics)
-                judged = judge_pairs(pairs)
-                if d == 0:
-                    notes["frames_check"].append(_frames_check(pairs, judged))
-                record("slowdown", size, n, d, judged)
-                if d < settings.attribution_draws:
-                    flagged = sorted({w for w, _, c in judged
-                                      if c.verdict.value == "regression" and w in affected})
-                    for w in flagged:
-                        top = attribute_top([one[(b, "base", w)] for b in chosen],
-                                            [one[(b, key, w)] for b in chosen], w)
-                        attributions.append({"mode": "time", "size": size, "rounds": n,
-                                             "draw": d, "workload": w, "top": top})
-            say(f"time slowdown {pct(size, 0)}: {settings.draws} decisions at {n} rounds")
-    schema = {"cell": pl.String, "size": pl.Float64, "rounds": pl.Int64, "draw": pl.Int64,
-              "workload": pl.String, "metric": pl.String, "ratio": pl.Float64,
-              "p_adjusted": pl.Float64, "verdict": pl.String}
-    return pl.DataFrame(rows, schema=schema), attributions, notes
-
-
-def attribute_top(base: Sequence[TimeRun], head: Sequence[TimeRun], workload: str
-                  ) -> str | None:
-    """The first attribution compare would print for ``workload`` (plugin/extension point)."""
-    b = [r.plugins.get(workload, {}) for r in base]
-    h = [r.plugins.get(workload, {}) for r in head]
-    if not any(b) or not any(h):
-        return None
-    try:
-        found = attribute(b, h, mode="time", paired=len(b) == len(h), top=5)
-    except ValueError:
-        return None
-    return str(found[0].key) if found else None
-
-
-def time_achieved(runs: Sequence[TimeRun], sizes: Sequence[float]
-                  ) -> dict[str, dict[str, dict[str, float | None]]]:
-    """Per size and affected workload: the injected CPU time per pod over the BASE CPU time
-    per pod (median over blocks of the InjectedSlowdown PreFilter time difference), and the
-    Hodges-Lehmann change of cpu_per_pod over all blocks (paired)."""
-    one = {(r.block, r.config, r.workload): r for r in runs if r.kind == "one"}
-    affected = sorted({w for (_, _, w) in one if w is not None})
-    out: dict[str, dict[str, dict[str, float | None]]] = {}
-    for size in sizes:
-        key = size_key(size)
-        per: dict[str, dict[str, float | None]] = {}
-        for w in affected:
-            injected, base_cpu, head_cpu = [], [], []
-            for (b, c, ww), rb in one.items():
-                rh = one.get((b, key, w))
-                if c != "base" or ww != w or rh is None:
-                    continue
-                cb, ch = rb.values.get((w, "cpu_per_pod")), rh.values.get((w, "cpu_per_pod"))
-                pb = rb.plugins.get(w, {}).get(PLUGIN_KEY)
-                ph = rh.plugins.get(w, {}).get(PLUGIN_KEY)
-                if cb and ch:
-                    base_cpu.append(cb)
-                    head_cpu.append(ch)
-                    if pb is not None and ph is not None:
-                        injected.append((ph - pb) / cb)
-            hl = None
-            if len(base_cpu) >= 2:
-                c = compare_samples(base_cpu, head_cpu, higher_is_better=False, mode="time",
-                                    paired=True)
-                hl = c.ratio - 1
-            per[w] = {"injected": float(np.median(injected)) if injected else None,
-                      "cpu_change": hl, "blocks": len(base_cpu)}
-        out[key] = per
-    return out
-
-
-def summarize_time(draws: pl.DataFrame, attributions: Sequence[Mapping[str, Any]],
-                   affected_list: Sequence[str], settings: StudySettings) -> dict[str, Any]:
-    """Rates per cell: A/A false alarms (per decision, per test, per workload); slowdown
-    detection per affected workload, others flagged, exact, attribution named."""
-    affected = set(affected_list)
-    alarm = pl.col("verdict").is_in(list(ALARMS))
-    out: dict[str, Any] = {"aa": {}, "slowdown": {}, "smallest_detected": {}}
-    aa = draws.filter(pl.col("cell") == "aa")
-    for (n,), g in aa.group_by(["rounds"], maintain_order=True):
-        per_draw = g.group_by("draw").agg(alarm.any().alias("alarm"))
-        per_w = (g.group_by(["workload", "draw"]).agg(alarm.any().alias("alarm"))
-                 .group_by("workload").agg(pl.col("alarm").mean().alias("rate"))
-                 .sort("workload"))
-        out["aa"][str(n)] = {
-            "draws": per_draw.height,
-            "tests": g.height,
-            "false_alarm_rate": float(per_draw["alarm"].mean()),
-            "false_alarm_rate_per_test": float(g.select(alarm.mean()).item()),
-            "inconclusive_rate_per_test": float(
-                g.select((pl.col("verdict") == "inconclusive").mean()).item()),
-            "per_workload": dict(zip(per_w["workload"], per_w["rate"], strict=True)),
-        }
-    sd = draws.filter(pl.col("cell") == "slowdown")
-    for (size, n), g in sd.group_by(["size", "rounds"], maintain_order=True):
-        flags = (g.group_by(["draw", "workload"])
-                 .agg((pl.col("verdict") == "regression").any().alias("flag"),
-                      alarm.any().alias("alarm")))
-        det = {}
-        for w in sorted(affected):
-            sub = flags.filter(pl.col("workload") == w)
-            det[w] = float(sub["flag"].mean()) if sub.height else None
-        per_draw = []
-        for (_,), dg in flags.group_by(["draw"]):
-            flagged = set(dg.filter(pl.col("flag"))["workload"])
-            alarmed = set(dg.filter(pl.col("alarm"))["workload"])
-            others = bool(alarmed - affected)
-            every = affected <= flagged
-            per_draw.append((others, every, every and not others))
-        attr = [a for a in attributions
-                if a["size"] == size and a["rounds"] == n and a["mode"] == "time"]
-        named = [a["top"] is not None and str(a["top"]).startswith(PLUGIN + "/") for a in attr]
-        rates = [v for v in det.values() if v is not None]
-        out["slowdown"].setdefault(size_key(size), {})[str(n)] = {
-            "draws": len(per_draw),
-            "detection": det,
-            "detection_mean": float(np.mean(rates)) if rates else None,
-            "detection_min": float(min(rates)) if rates else None,
-            "others_flagged_rate": float(np.mean([p[0] for p in per_draw])),
-            "all_affected_flagged_rate": float(np.mean([p[1] for p in per_draw])),
-            "exact_rate": float(np.mean([p[2] for p in per_draw])),
-            "attribution_checked": len(named),
-            "attribution_named_rate": float(np.mean(named)) if named else None,
-        }
-    for n in settings.rounds:
-        found = None
-        for size in sorted(settings.sizes):
-            cell = out["slowdown"].get(size_key(size), {}).get(str(n))
-            if cell and (cell["detection_min"] or 0) >= 0.9:
-                found = size
-                break
-        out["smallest_detected"][str(n)] = found
-    return out
 
 
 # ----------------------------------------------------------------------------- instructions
@@ -1028,9 +653,10 @@ def pick_controls(probe: Mapping[str, FeatureShare], names: Iterable[str], k: in
 def instruction_attribution(settings: StudySettings, spec: WorkerSpec, ir: Mapping[str, Any],
                             base_config: Path, say: Say) -> None:
     """For instruction-mode regressions at the smallest and the largest size: what compare
-    would attribute from ``attribution_rounds`` interleaved time rounds of the flagged
-    workload alone, BASE against the very HEAD config that was counted. Fills each flagged
-    workload's ``attribution`` (``"not checked"`` at the other sizes)."""
+    would attribute from ``attribution_rounds`` paced time rounds of the flagged workload
+    alone (bench.compare.measure.run_time, what a user would run next), BASE against the very
+    HEAD config that was counted, over the rounds with plugin timings on both sides. Fills
+    each flagged workload's ``attribution`` (``"not checked"`` at the other sizes)."""
     keys = {size_key(min(settings.sizes)), size_key(max(settings.sizes))}
     n = settings.attribution_rounds
     started = time.perf_counter()
@@ -1041,20 +667,18 @@ def instruction_attribution(settings: StudySettings, spec: WorkerSpec, ir: Mappi
             if key not in keys or n < 1:
                 info["attribution"] = "not checked"
                 continue
-            runs: dict[str, list[TimeRun]] = {"base": [], "head": []}
-            for r in range(1, n + 1):
-                order = ("base", "head") if r % 2 else ("head", "base")
-                for side in order:
-                    cfg = base_config if side == "base" else Path(info["config"])
-                    s_ = spec.replace(mode="time", workloads=(w,), scheduler_config=str(cfg))
-                    folder = (settings.out / "instructions-attribution" / f"{key}-w{i:02d}"
-                              / f"{side}-{r}")
-                    rows, _ = _time_worker(s_, folder, settings.timeout, settings.resume)
-                    if rows:
-                        runs[side].append(_time_run_from_rows(r, "attribution", "one", side,
-                                                              r, rows, w))
-            if len(runs["base"]) == len(runs["head"]) and runs["base"]:
-                info["attribution"] = attribute_top(runs["base"], runs["head"], w)
+            sides = [SideRun("base", "BASE", env=dict(os.environ),
+                             scheduler_config=str(base_config)),
+                     SideRun("head", "HEAD", env=dict(os.environ),
+                             scheduler_config=info["config"])]
+            rows = run_time(sides, spec.replace(workloads=(w,)), n,
+                            settings.out / "instructions-attribution" / f"{key}-w{i:02d}",
+                            jobs=settings.jobs, timeout=settings.timeout)
+            frame = to_frame(rows).filter(pl.col("workload") == w)
+            both = (frame.filter(pl.col("metric").str.starts_with("plugin:"))
+                    .group_by("round").agg(pl.col("side").n_unique().alias("sides"))
+                    .filter(pl.col("sides") == 2)["round"].to_list())
+            info["attribution"] = top_plugin(frame.filter(pl.col("round").is_in(both)), w)
     say(f"instructions: attribution rounds took {time.perf_counter() - started:.0f} s")
 
 
@@ -1076,7 +700,6 @@ def run_study(settings: StudySettings, console: Console | None = None) -> dict[s
 
     out = settings.out
     out.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(settings.seed)
     loads = [_loadavg()]
     started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     modes = [m for m in ("instructions", "time") if m in settings.modes]
@@ -1126,36 +749,23 @@ def run_study(settings: StudySettings, console: Console | None = None) -> dict[s
     }
 
     if "time" in modes:
-        samples = None
         if settings.compare_runs:
-            wall, report, folder = real_compare("time", configs["base"], configs["base"],
-                                                out / "compare-time-aa", label, time_label,
-                                                settings, say)
+            wall, report, _ = real_compare("time", configs["base"], configs["base"],
+                                           out / "compare-time-aa", label, time_label,
+                                           settings, say)
             results["compare_wall_seconds"]["time"] = wall
             results["compare_time_aa"] = _report_digest(report)
-            samples = folder / "samples.parquet"
             loads.append(_loadavg())
         t = time.perf_counter()
-        time_runs, probs, block_loads, cal = collect_time_runs(
-            settings, specs["time"], probe, configs, samples, rng, say)
-        durations["time_runs"] = time.perf_counter() - t
-        loads += block_loads
-        problems.extend(probs)
-        rows = [r for run in time_runs for r in run.rows]
-        pl.DataFrame([{k: r.get(k) for k in TIME_ROUNDS_SCHEMA} for r in rows],
-                     schema=TIME_ROUNDS_SCHEMA).write_parquet(out / "time_rounds.parquet")
-        t = time.perf_counter()
-        draws, attributions, notes = draw_time(time_runs, probe, settings, rng, say)
-        durations["time_draws"] = time.perf_counter() - t
-        draws.write_parquet(out / "time_draws.parquet")
-        summary = summarize_time(draws, attributions, notes["affected"], settings)
-        summary["notes"] = notes
-        summary["calibration"] = cal["calibration"]
-        summary["achieved"] = time_achieved(time_runs, settings.sizes)
-        summary["attributions"] = attributions
+        summary = run_time_study(
+            out, picked_time, probe, base_config=configs["base"], feature=settings.feature,
+            sizes=settings.sizes, rounds=settings.rounds, pool=settings.pool,
+            pool_slowdown=settings.pool_slowdown, draws=settings.draws, jobs=settings.jobs,
+            seed=settings.seed, say=say, timeout=settings.timeout)
+        durations["time"] = time.perf_counter() - t
+        loads.append(_loadavg())
+        problems.extend(f"time: {p}" for p in summary["problems"])
         results["time"] = summary
-        if not all(notes["frames_check"]):
-            problems.append("time: the fast judgement disagreed with compare_frames")
 
     if "instructions" in modes:
         t = time.perf_counter()
@@ -1229,80 +839,69 @@ def print_summary(results: Mapping[str, Any], console: Console) -> None:
                       f"{len(results['affected'][mode])} affected", highlight=False)
 
     t = Table(title="A/A (BASE = HEAD): false alarms")
-    for col in ("mode", "rounds", "decisions", "backed by", "false alarm / decision",
-                "per test", "inconclusive / test", "note"):
+    for col in ("mode", "rounds", "decisions", "backed by", "any alarm / decision",
+                "alarm / workload", "note"):
         t.add_column(col)
     ir = results.get("instructions")
     if ir and ir["aa"]:
         aa = ir["aa"]
         t.add_row("instructions", "1 count/side", "1", f"{aa['workloads']} workloads x 2 "
                   "counts", pct(1.0 if aa["false_alarms"] else 0.0, 0),
-                  pct(aa["false_alarm_rate"]), "-",
+                  f"{pct(aa['false_alarm_rate'])} (mean)",
                   f"identical counts {aa['identical']}/{aa['workloads']} (largest "
                   f"difference {pct(aa['max_relative_difference'], 4)})")
     tm = results.get("time")
     if tm:
+        pool = tm["independent_rounds"]["aa"]
         for n, cell in tm["aa"].items():
-            worst = max(cell["per_workload"].items(), key=lambda kv: kv[1], default=("-", 0))
-            t.add_row("time", n, str(cell["draws"]),
-                      f"{tm['notes']['aa_pool_runs']} runs", pct(cell["false_alarm_rate"]),
-                      pct(cell["false_alarm_rate_per_test"], 2),
-                      pct(cell["inconclusive_rate_per_test"]),
-                      f"worst {worst[0]} {pct(worst[1])}")
+            worst = max(cell["per_workload"].items(), key=lambda kv: kv[1], default=("-", 0.0))
+            t.add_row("time", f"{n} paced", str(cell["draws"]), f"{pool} paced rounds",
+                      pct(cell["any_alarm_per_draw"]), f"{pct(worst[1])} (worst)",
+                      f"worst: {worst[0]}; draws overlap")
     console.print(t)
 
     t = Table(title="Injected slowdowns: detection")
     t.add_column("size")
     if ir:
         t.add_column("instructions: flagged/affected, controls flagged, change, named")
-    levels = sorted({n for cell in tm["slowdown"].values() for n in cell}, key=int) if tm \
-        else []
+    levels = [str(n) for n in tm["rounds"]] if tm else []
     for n in levels:
-        t.add_column(f"time {n} rounds: power min/mean, others flagged, exact, named")
+        t.add_column(f"time {n} paced rounds: power per affected workload, controls' alarms")
     for key in [size_key(s) for s in results["settings"]["sizes"]]:
         row = [pct(float(key), 0)]
         if ir:
-            cell = ir["slowdown"].get(key)
-            if cell:
-                flagged = [i for i in cell["workloads"].values()
-                           if i["affected"] and i["verdict"] == "regression"]
-                named = [i for i in flagged if str(i.get("attribution")).startswith(PLUGIN)]
-                checked = [i for i in flagged if i.get("attribution") != "not checked"]
-                changes = [i["change"] for i in cell["workloads"].values()
-                           if i["affected"] and i["change"] is not None]
-                span = (f"{pct(min(changes), 2)}-{pct(max(changes), 2)}" if changes else "-")
-                row.append(f"{cell['detected']}/{cell['affected']}, "
-                           f"{cell['controls_flagged']}, {span}, "
-                           + (f"{len(named)}/{len(checked)}" if checked else "-"))
-            else:
-                row.append("-")
+            row.append(_instruction_detection(ir["slowdown"].get(key)))
         for n in levels:
-            c = tm["slowdown"].get(key, {}).get(n) if tm else None
-            row.append("-" if not c else
-                       f"{pct(c['detection_min'], 0)}/{pct(c['detection_mean'], 0)}, "
-                       f"{pct(c['others_flagged_rate'], 0)}, {pct(c['exact_rate'], 0)}, "
-                       f"{pct(c['attribution_named_rate'], 0)}")
+            power = tm["power"].get(n, {}).get(key)
+            if power is None:
+                row.append("-")
+                continue
+            lines = [f"{w}: {pct(power.get(w))}" for w in tm["affected"]]
+            lines.append(f"controls: {pct(tm['controls'][n].get(key))}")
+            row.append("\n".join(lines))
+        t.add_row(*row)
+    if tm:
+        row = [f"named {PLUGIN_KEY}"] + (["-"] if ir else [])
+        for n in levels:
+            a = tm["attribution"].get(n) or {"flagged": 0, "names_plugin": None}
+            row.append(f"{pct(a['names_plugin'])} of {a['flagged']} flagged draws")
         t.add_row(*row)
     console.print(t)
-    if tm:
-        t = Table(title="Time mode: what the affected workloads got (median over blocks)")
-        t.add_column("size")
-        for w in tm["notes"]["affected"]:
-            t.add_column(f"{w}: injected / cpu change")
-        for key, per in tm["achieved"].items():
-            t.add_row(pct(float(key), 0), *[
-                f"{pct(per[w]['injected'])} / {pct(per[w]['cpu_change'])}"
-                for w in tm["notes"]["affected"]])
-        console.print(t)
     lines = []
+    if tm:
+        _print_time_tables(tm, console)
     if ir:
         caught = [float(k) for k, c in ir["slowdown"].items() if c["exact"]]
         lines.append(f"instructions: smallest size caught in every affected workload with no "
                      f"control flagged: {pct(min(caught), 0) if caught else 'none'}")
     if tm:
         for n, sz in tm["smallest_detected"].items():
-            lines.append(f"time, {n} rounds: smallest size detected with >= 90 % power in "
-                         f"every affected workload: {pct(sz, 0) if sz else 'none'}")
+            lines.append(f"time, {n} paced rounds: smallest size detected with >= 90 % power "
+                         f"in every affected workload: {pct(float(sz), 0) if sz else 'none'}")
+        ind = tm["independent_rounds"]
+        lines.append(f"time: {tm['draws']} overlapping draws per cell rest on {ind['aa']} A/A "
+                     f"paced rounds and {ind['per_size_and_workload']} per size and affected "
+                     f"workload ({ind['total']} independent rounds in all)")
     for mode, wall in results["compare_wall_seconds"].items():
         lines.append(f"schedperf compare (A/A, {mode} only): {wall:.0f} s wall")
     load = results["machine"]["load_1min"]
@@ -1313,6 +912,44 @@ def print_summary(results: Mapping[str, Any], console: Console) -> None:
         console.print(line, highlight=False)
     for p in results["problems"]:
         console.print(f"[yellow]{p}[/]", highlight=False)
+
+
+def _instruction_detection(cell: Mapping[str, Any] | None) -> str:
+    """The instructions column of the detection table for one size."""
+    if not cell:
+        return "-"
+    flagged = [i for i in cell["workloads"].values()
+               if i["affected"] and i["verdict"] == "regression"]
+    named = [i for i in flagged if str(i.get("attribution")).startswith(PLUGIN)]
+    checked = [i for i in flagged if i.get("attribution") != "not checked"]
+    changes = [i["change"] for i in cell["workloads"].values()
+               if i["affected"] and i["change"] is not None]
+    span = f"{pct(min(changes), 2)}-{pct(max(changes), 2)}" if changes else "-"
+    return (f"{cell['detected']}/{cell['affected']}, {cell['controls_flagged']}, {span}, "
+            + (f"{len(named)}/{len(checked)}" if checked else "-"))
+
+
+def _print_time_tables(tm: Mapping[str, Any], console: Console) -> None:
+    """Time mode: the slowdowns achieved and the A/A pool's per-round noise."""
+    t = Table(title="Time mode: slowdown achieved")
+    t.add_column("size (achieved: median per-round HEAD/BASE cpu_per_pod - 1)")
+    for w in tm["affected"]:
+        t.add_column(w)
+    for key, per in tm["achieved"].items():
+        t.add_row(pct(float(key), 0), *[pct(per.get(w)) for w in tm["affected"]])
+    console.print(t)
+    t = Table(title="Time mode: per-round noise in the A/A pool (sd of log values)")
+    for col in ("workload", "rounds", "cpu_per_pod HEAD/BASE", "cpu_per_pod BASE",
+                "SchedulingThroughput HEAD/BASE", "SchedulingThroughput BASE"):
+        t.add_column(col)
+    for w, per in tm["noise"].items():
+        cells = []
+        for m in ("cpu_per_pod", "SchedulingThroughput"):
+            x = per.get(m) or {}
+            cells += [pct(x.get("sd_log_ratio"), 2), pct(x.get("sd_log_base"), 2)]
+        rounds = max((x.get("rounds", 0) for x in per.values()), default=0)
+        t.add_row(w, str(rounds), *cells)
+    console.print(t)
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -1333,7 +970,7 @@ def _ints(text: str) -> tuple[int, ...]:
     except ValueError:
         raise click.BadParameter(f"{text!r}: expected comma-separated integers") from None
     if not values or any(v < 1 for v in values):
-        raise click.BadParameter(f"{text!r}: round counts >= 1, e.g. 5,10")
+        raise click.BadParameter(f"{text!r}: round counts >= 1, e.g. 10,20")
     return values
 
 
@@ -1355,39 +992,38 @@ def _ints(text: str) -> tuple[int, ...]:
               help="Injected slowdowns (fractions).")
 @click.option("--measure", "modes", multiple=True, type=click.Choice(["instructions", "time"]),
               help="Modes (repeatable) [default: both].")
-@click.option("--blocks", default=12, show_default=True, type=click.IntRange(min=1),
-              help="Time mode: blocks of runs (one full BASE run; per affected workload, alone "
-                   "in a process, BASE and every size).")
-@click.option("--rounds", default="5,10", show_default=True,
-              help="Time mode: rounds per side of the resampled decisions (compare's "
-                   "--repeat: 10 by default, 5 before).")
+@click.option("--rounds", default="10,20", show_default=True,
+              help="Time mode: paced rounds per resampled decision (compare's --repeat is "
+                   "10).")
+@click.option("--pool", default=40, show_default=True, type=click.IntRange(min=1),
+              help="Time mode: A/A paced rounds of the whole time set (BASE on both sides).")
+@click.option("--pool-slowdown", default=30, show_default=True, type=click.IntRange(min=1),
+              help="Time mode: paced rounds per size and affected workload (BASE vs HEAD).")
 @click.option("--draws", default=300, show_default=True, type=click.IntRange(min=1),
-              help="Time mode: resampled decisions per cell.")
-@click.option("--attribution-draws", default=40, show_default=True,
-              type=click.IntRange(min=0),
-              help="Time mode: decisions per cell whose regressions get an attribution.")
+              help="Time mode: resampled decisions per cell and round count.")
 @click.option("--attribution-rounds", default=3, show_default=True,
               type=click.IntRange(min=0),
-              help="Instructions mode: time rounds per side behind the attribution of a "
+              help="Instructions mode: paced time rounds behind the attribution of a "
                    "flagged workload (smallest and largest size; 0: none).")
 @click.option("--controls", default=2, show_default=True, type=click.IntRange(min=0),
               help="Instructions mode: unaffected workloads counted at every size.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--jobs", default=2, show_default=True, type=click.IntRange(min=1),
-              help="Parallel valgrind runs.")
+              help="Parallel valgrind runs; time mode: paced rounds at once.")
 @click.option("--no-compare", "no_compare", is_flag=True,
               help="Skip the real `schedperf compare` A/A runs (no wall times; instruction "
-                   "A/A counted in-process, time A/A from the blocks only).")
+                   "A/A counted in-process; time A/A from the study's own pool anyway).")
 @click.option("--timeout-per-run", "timeout", default=900.0, show_default=True,
-              type=click.FloatRange(min=0, min_open=True), help="Wall seconds per worker run.")
+              type=click.FloatRange(min=0, min_open=True),
+              help="Wall seconds per worker run (time mode: per paced round).")
 @click.option("--resume", is_flag=True,
-              help="Reuse what an interrupted study left in --out (compare reports, time "
-                   "runs with the same spec); instruction counts always run again.")
+              help="Reuse the real compare reports an interrupted study left in --out; "
+                   "time rounds and instruction counts always run again.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Output folder [default: ./detector-study/<UTC time>].")
 def main(configs: tuple[Path, ...], label: str | None, time_label: str | None,
-         name_regex: str | None, feature: str, sizes: str, modes: tuple[str, ...], blocks: int,
-         rounds: str, draws: int, attribution_draws: int, attribution_rounds: int,
+         name_regex: str | None, feature: str, sizes: str, modes: tuple[str, ...],
+         rounds: str, pool: int, pool_slowdown: int, draws: int, attribution_rounds: int,
          controls: int, seed: int, jobs: int, no_compare: bool,
          timeout: float, resume: bool, out_dir: Path | None) -> None:
     """Measure the false-alarm rate and the power of `schedperf compare` with injected
@@ -1396,8 +1032,8 @@ def main(configs: tuple[Path, ...], label: str | None, time_label: str | None,
     settings = StudySettings(
         out=(out_dir or Path("detector-study") / stamp).resolve(), configs=configs,
         label=label, time_label=time_label, name_regex=name_regex, feature=feature,
-        sizes=_floats(sizes), modes=modes or ("instructions", "time"), blocks=blocks,
-        rounds=_ints(rounds), draws=draws, attribution_draws=attribution_draws,
+        sizes=_floats(sizes), modes=modes or ("instructions", "time"), rounds=_ints(rounds),
+        pool=pool, pool_slowdown=pool_slowdown, draws=draws,
         attribution_rounds=attribution_rounds, controls=controls, seed=seed,
         jobs=jobs, compare_runs=not no_compare, timeout=timeout, resume=resume)
     console = Console()

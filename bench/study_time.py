@@ -1,0 +1,323 @@
+"""The time-mode half of the detector study: paced pairs, stored and resampled.
+
+    python bench/study_detector.py --measure time [--rounds 10,20] [--pool 40] ...
+
+``schedperf compare --measure time`` judges rounds of paced pairs (bench.measure.pacing: both
+sides run at once, taking turns on the CPU every few milliseconds). A pair is physical: its
+two runs share the machine's state slice by slice, so a decision cannot be resampled from
+runs made apart. The study therefore stores *rounds* and resamples rounds:
+
+* **A/A pool**: ``pool`` paced rounds of the whole time set, BASE config on both sides
+  (InjectedSlowdown with ``fraction: 0``).
+* **Slowdown pools**: per size ``f`` and per affected workload, ``pool_slowdown`` paced rounds
+  of that workload alone, BASE vs a HEAD that adds ``f`` of the workload's median BASE CPU
+  time per pod (calibrated from the A/A pool, as bench/study_detector.py does).
+* **Decisions**: a draw of ``n`` rounds takes ``n`` distinct rounds of a pool (without
+  replacement) per workload: slowdown rounds for the affected workload of the cell, A/A
+  rounds for the rest of the set, and judges the whole family as compare does
+  (reports.stats.compare_frames: Hodges-Lehmann, paired Wilcoxon, Benjamini-Hochberg, the
+  default minimum effect). An A/A draw takes every workload from the A/A pool. Draws overlap
+  (they share rounds), so the figures rest on the pools' independent rounds, which the
+  summary states.
+* **Attribution**: for every flagged affected workload, reports.stats.attribute over the
+  drawn rounds' plugin timings; the study asks whether it names InjectedSlowdown/PreFilter.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from bench.compare.measure import SideRun, run_time
+from bench.compare.samples import JUDGED
+from bench.measure.spec import WorkerSpec
+from reports.stats import attribute, compare_frames
+from reports.stats.compare import DEFAULT_Q, MIN_EFFECT
+
+__all__ = ["PoolSpec", "draw_decisions", "run_pools", "summarize", "top_plugin"]
+
+Say = Callable[[str], None]
+ALARMS = ("regression", "improvement")
+TIME_METRICS = {m: hib for (mode, m), (_, hib) in JUDGED.items() if mode == "time"}
+PLUGIN_KEY = "InjectedSlowdown/PreFilter"
+POOL_SCHEMA = {"pool": pl.String, "target": pl.String, "side": pl.String,
+               "workload": pl.String, "metric": pl.String, "unit": pl.String,
+               "round": pl.Int64, "value": pl.Float64}
+DECISION_SCHEMA = {"cell": pl.String, "target": pl.String, "n": pl.Int64, "draw": pl.Int64,
+                   "workload": pl.String, "affected": pl.Boolean, "regression": pl.Boolean,
+                   "alarm": pl.Boolean, "verdicts": pl.String}
+
+
+class PoolSpec:
+    """One pool: ``name`` ("aa" or a size key), the workloads it runs, the two configs."""
+
+    def __init__(self, name: str, spec: WorkerSpec, base: Path, head: Path,
+                 target: str | None = None) -> None:
+        self.name, self.spec, self.base, self.head, self.target = name, spec, base, head, target
+
+
+def run_pool(pool: PoolSpec, rounds: int, workdir: Path, *, jobs: int, say: Say,
+             timeout: float | None = None) -> tuple[pl.DataFrame, list[str]]:
+    """``rounds`` paced rounds of ``pool``, exactly as compare runs them; (rows, problems)."""
+    # both sides run the harness's own scheduler_core, with their own scheduler config
+    sides = [SideRun("base", "BASE", env=dict(os.environ), scheduler_config=str(pool.base)),
+             SideRun("head", "HEAD", env=dict(os.environ), scheduler_config=str(pool.head))]
+    rows = run_time(sides, pool.spec, rounds, workdir, jobs=jobs, timeout=timeout,
+                    progress=None)
+    problems = [p for s in sides for p in s.problems]
+    say(f"pool {pool.name}{'/' + pool.target if pool.target else ''}: {rounds} rounds, "
+        f"{len(problems)} problem(s)")
+    frame = pl.DataFrame(rows, schema={"side": pl.String, "mode": pl.String,
+                                       "workload": pl.String, "metric": pl.String,
+                                       "unit": pl.String, "round": pl.Int64,
+                                       "value": pl.Float64}).drop("mode")
+    frame = frame.with_columns(pl.lit(pool.name).alias("pool"),
+                               pl.lit(pool.target).cast(pl.String).alias("target"))
+    return frame.select(list(POOL_SCHEMA)), problems
+
+
+def run_pools(pools: Sequence[tuple[PoolSpec, int]], workdir: Path, *, jobs: int, say: Say,
+              timeout: float | None = None) -> tuple[pl.DataFrame, list[str]]:
+    frames, problems = [], []
+    for pool, rounds in pools:
+        folder = workdir / (pool.name + (f"-{pool.target.replace('/', '_')}"
+                                         if pool.target else ""))
+        f, p = run_pool(pool, rounds, folder, jobs=jobs, say=say, timeout=timeout)
+        frames.append(f)
+        problems.extend(p)
+    return pl.concat(frames) if frames else pl.DataFrame(schema=POOL_SCHEMA), problems
+
+
+def median_cpu_per_pod(rows: pl.DataFrame, workload: str) -> float | None:
+    v = rows.filter((pl.col("workload") == workload) & (pl.col("metric") == "cpu_per_pod")
+                    & (pl.col("side") == "base"))["value"]
+    return float(v.median()) if len(v) else None  # type: ignore[arg-type]
+
+
+def _complete_rounds(rows: pl.DataFrame, workload: str) -> list[int]:
+    """Rounds of ``rows`` where ``workload`` has every judged metric on both sides."""
+    part = rows.filter((pl.col("workload") == workload)
+                       & pl.col("metric").is_in(list(TIME_METRICS)))
+    counts = part.group_by("round").len()
+    want = 2 * len(TIME_METRICS)
+    return sorted(counts.filter(pl.col("len") == want)["round"].to_list())
+
+
+def draw_decisions(rows: pl.DataFrame, workloads: Sequence[str], affected: Sequence[str],
+                   sizes: Sequence[str], rounds: Sequence[int], draws: int,
+                   rng: np.random.Generator, *, min_effect: float = MIN_EFFECT["time"],
+                   q: float = DEFAULT_Q) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+    """Resampled decisions: one row per (cell, n, draw, workload) with the verdicts of its
+    judged metrics; plus attributions of flagged affected workloads."""
+    aa = rows.filter(pl.col("pool") == "aa")
+    aa_rounds = {w: _complete_rounds(aa, w) for w in workloads}
+    cells: list[tuple[str, str | None]] = [("aa", None)]
+    cells += [(s, w) for s in sizes for w in affected]
+    out: list[dict[str, Any]] = []
+    attributions: list[dict[str, Any]] = []
+    for cell, target in cells:
+        pool = rows.filter((pl.col("pool") == cell) & (pl.col("target") == target)) \
+            if target else aa
+        pool_rounds = _complete_rounds(pool, target) if target else []
+        for n in rounds:
+            if target and len(pool_rounds) < n:
+                continue
+            if any(len(aa_rounds[w]) < n for w in workloads if w != target):
+                continue
+            for d in range(draws):
+                parts = []
+                for w in workloads:
+                    src, avail = (pool, pool_rounds) if w == target else (aa, aa_rounds[w])
+                    pick = rng.choice(avail, size=n, replace=False).tolist()
+                    parts.append(src.filter((pl.col("workload") == w)
+                                            & pl.col("round").is_in(pick)))
+                sample = pl.concat(parts)
+                judged = sample.filter(pl.col("metric").is_in(list(TIME_METRICS)))
+                table = compare_frames(judged.filter(pl.col("side") == "base"),
+                                       judged.filter(pl.col("side") == "head"),
+                                       mode="time", paired=True, min_effect=min_effect, q=q,
+                                       higher_is_better=TIME_METRICS)
+                verdicts: dict[str, dict[str, str]] = {}
+                for r in table.iter_rows(named=True):
+                    verdicts.setdefault(r["workload"], {})[r["metric"]] = (
+                        r["verdict"] or "inconclusive")
+                for w in workloads:
+                    v = verdicts.get(w, {})
+                    out.append({"cell": cell, "target": target, "n": n, "draw": d,
+                                "workload": w, "affected": w == target,
+                                "regression": any(x == "regression" for x in v.values()),
+                                "alarm": any(x in ALARMS for x in v.values()),
+                                "verdicts": ",".join(f"{m}={x}" for m, x in sorted(v.items()))})
+                if target and any(x == "regression" for x in verdicts.get(target, {}).values()):
+                    attributions.append({"cell": cell, "target": target, "n": n, "draw": d,
+                                         "top": top_plugin(sample, target)})
+    # an explicit schema: the A/A rows come first and have no target (inferring from them
+    # fails on the first slowdown row), and no draw at all must still give the columns
+    return pl.DataFrame(out, schema=DECISION_SCHEMA), attributions
+
+
+def top_plugin(sample: pl.DataFrame, workload: str) -> str | None:
+    """The first key reports.stats.attribute names for ``workload`` from the plugin timings
+    of ``sample``'s rounds (BASE and HEAD paired round by round); None without any."""
+    plug = sample.filter((pl.col("workload") == workload)
+                         & pl.col("metric").str.starts_with("plugin:"))
+    rounds: dict[str, list[dict[str, float]]] = {}
+    for side in ("base", "head"):
+        per = []
+        for _, g in plug.filter(pl.col("side") == side).group_by("round", maintain_order=True):
+            per.append({m.removeprefix("plugin:"): v
+                        for m, v in zip(g["metric"].to_list(), g["value"].to_list(),
+                                        strict=True)})
+        rounds[side] = per
+    if not rounds["base"] or len(rounds["base"]) != len(rounds["head"]):
+        return None
+    try:
+        found = attribute(rounds["base"], rounds["head"], mode="time", paired=True, top=1)
+    except ValueError:
+        return None
+    return str(found[0].key) if found else None
+
+
+def achieved(rows: pl.DataFrame, sizes: Sequence[str], affected: Sequence[str]
+             ) -> dict[str, dict[str, float | None]]:
+    """Per size and affected workload: the median per-round HEAD/BASE ratio of CPU time per
+    pod minus one (the slowdown the calibrated HEAD actually caused)."""
+    out: dict[str, dict[str, float | None]] = {}
+    for s in sizes:
+        out[s] = {}
+        for w in affected:
+            part = rows.filter((pl.col("pool") == s) & (pl.col("target") == w)
+                               & (pl.col("workload") == w) & (pl.col("metric") == "cpu_per_pod"))
+            wide = part.pivot(on="side", index="round", values="value").drop_nulls()
+            if wide.is_empty() or "base" not in wide.columns or "head" not in wide.columns:
+                out[s][w] = None
+                continue
+            out[s][w] = float(np.median(np.log(wide["head"] / wide["base"]).exp()) - 1)
+    return out
+
+
+def round_noise(rows: pl.DataFrame) -> dict[str, dict[str, float]]:
+    """A/A pool: per workload and metric, the standard deviation of the per-round log ratio
+    (what pacing leaves of the machine's noise) and of BASE alone across rounds."""
+    aa = rows.filter((pl.col("pool") == "aa") & pl.col("metric").is_in(list(TIME_METRICS)))
+    out: dict[str, dict[str, float]] = {}
+    for (w, m), g in aa.group_by(["workload", "metric"], maintain_order=True):
+        wide = g.pivot(on="side", index="round", values="value").drop_nulls()
+        if len(wide) < 3:
+            continue
+        lr = np.log(wide["head"].to_numpy() / wide["base"].to_numpy())
+        lb = np.log(wide["base"].to_numpy())
+        out.setdefault(str(w), {})[str(m)] = {"sd_log_ratio": float(np.std(lr, ddof=1)),
+                                              "sd_log_base": float(np.std(lb, ddof=1)),
+                                              "rounds": len(wide)}
+    return out
+
+
+def summarize(decisions: pl.DataFrame, attributions: Sequence[Mapping[str, Any]],
+              sizes: Sequence[str], affected: Sequence[str], rounds: Sequence[int],
+              power_goal: float = 0.9) -> dict[str, Any]:
+    """False alarms, power per size, the smallest size reaching ``power_goal``, attribution."""
+    out: dict[str, Any] = {"aa": {}, "power": {}, "controls": {}, "smallest_detected": {},
+                           "attribution": {}}
+    for n in rounds:
+        aa = decisions.filter((pl.col("cell") == "aa") & (pl.col("n") == n))
+        if aa.is_empty():
+            continue
+        per_w = aa.group_by("workload").agg(pl.col("alarm").mean().alias("rate"))
+        draws = aa.group_by("draw").agg(pl.col("alarm").any())
+        out["aa"][str(n)] = {
+            "per_workload": dict(zip(per_w["workload"], per_w["rate"], strict=True)),
+            "any_alarm_per_draw": float(draws["alarm"].mean()),  # type: ignore[arg-type]
+            "draws": int(aa["draw"].n_unique())}
+        out["power"][str(n)], out["controls"][str(n)] = {}, {}
+        for s in sizes:
+            cell = decisions.filter((pl.col("cell") == s) & (pl.col("n") == n))
+            if cell.is_empty():
+                continue
+            hit = cell.filter(pl.col("affected"))
+            power = hit.group_by("workload").agg(pl.col("regression").mean())
+            out["power"][str(n)][s] = dict(zip(power["workload"], power["regression"],
+                                               strict=True))
+            ctl = cell.filter(~pl.col("affected"))
+            out["controls"][str(n)][s] = float(ctl["alarm"].mean()) if len(ctl) else None
+        ok = [s for s in sorted(sizes, key=float)
+              if s in out["power"][str(n)]
+              and all(v >= power_goal for v in out["power"][str(n)][s].values())]
+        out["smallest_detected"][str(n)] = ok[0] if ok else None
+        named = [a for a in attributions if a["n"] == n]
+        out["attribution"][str(n)] = {
+            "flagged": len(named),
+            "names_plugin": (sum(a["top"] == PLUGIN_KEY for a in named) / len(named))
+            if named else None}
+    return out
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None or not math.isfinite(x) else f"{100 * x:.1f} %"
+
+
+def calibration_for(rows: pl.DataFrame, probe: Mapping[str, Any], workload: str
+                    ) -> dict[str, float] | None:
+    """InjectedSlowdown calibration making a HEAD of size f add f of ``workload``'s median
+    BASE CPU time per pod (A/A pool), spread over its affected attempts."""
+    from workloads.example_plugins.slowdown import CALL_SECONDS, UNIT_SECONDS
+
+    cpu = median_cpu_per_pod(rows.filter(pl.col("pool") == "aa"), workload)
+    p = probe[workload]
+    if cpu is None or not p.affected or not p.pods:
+        return None
+    return {"perPod": cpu * p.pods / p.affected / UNIT_SECONDS, "perNode": 0.0,
+            "perCall": CALL_SECONDS / UNIT_SECONDS}
+
+
+def run_time_study(out: Path, picked: Sequence[tuple[Any, Any]], probe: Mapping[str, Any], *,
+                   base_config: Path, feature: str, sizes: Sequence[float],
+                   rounds: Sequence[int], pool: int, pool_slowdown: int, draws: int,
+                   jobs: int, seed: int, say: Say, timeout: float | None = None
+                   ) -> dict[str, Any]:
+    """The whole time-mode study; writes time_pools.parquet and time_decisions.parquet into
+    ``out`` and returns the summary for results.json."""
+    from bench.study_detector import size_key, write_config
+
+    workloads = [w.full_name for _, w in picked]
+    affected = [w for w in workloads if probe[w].is_affected]
+    spec = WorkerSpec(configs=tuple(sorted({str(tc.source) for tc, _ in picked})),
+                      workloads=tuple(workloads), seed=seed)
+    rows, problems = run_pools([(PoolSpec("aa", spec, base_config, base_config), pool)],
+                               out / "time", jobs=jobs, say=say, timeout=timeout)
+    cal = {w: calibration_for(rows, probe, w) for w in affected}
+    slow = []
+    for size in sizes:
+        for w in affected:
+            c = cal[w]
+            if c is None:
+                problems.append(f"{w}: no BASE CPU time per pod to calibrate from")
+                continue
+            cfg = write_config(out / "configs" / f"time-{size_key(size)}-{len(slow)}.yaml",
+                               size, feature, c)
+            one = spec.replace(workloads=(w,))
+            slow.append((PoolSpec(size_key(size), one, base_config, cfg, target=w),
+                         pool_slowdown))
+    more, probs = run_pools(slow, out / "time", jobs=jobs, say=say, timeout=timeout)
+    rows = pl.concat([rows, more])
+    problems += probs
+    rows.write_parquet(out / "time_pools.parquet")
+    keys = [size_key(s) for s in sizes]
+    rng = np.random.default_rng(seed)
+    decisions, attributions = draw_decisions(rows, workloads, affected, keys, rounds, draws,
+                                             rng)
+    decisions.write_parquet(out / "time_decisions.parquet")
+    summary = summarize(decisions, attributions, keys, affected, rounds)
+    summary.update(
+        workloads=workloads, affected=affected, calibration=cal,
+        achieved=achieved(rows, keys, affected), noise=round_noise(rows),
+        independent_rounds={"aa": pool, "per_size_and_workload": pool_slowdown,
+                            "total": pool + pool_slowdown * len(slow)},
+        min_effect=MIN_EFFECT["time"], draws=draws, rounds=list(rounds), problems=problems)
+    return summary
