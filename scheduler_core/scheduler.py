@@ -49,9 +49,12 @@ __all__ = ["IgnoredPod", "Scheduler", "num_feasible_nodes_to_find"]
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 _FEW_SLOTS = 8  # a nominated pass over at most this many nodes looks up just their pods
+_MAX = np.maximum.reduce
 _PRIORITY = attrgetter("priority")
 _NODE_NAME = attrgetter("node_name")
 _UID = attrgetter("uid")
+# EventType members as module constants (attribute access on an enum class is slow in 3.11)
+_ADDED, _MODIFIED, _DELETED = EventType.ADDED, EventType.MODIFIED, EventType.DELETED
 _NO_PLACEMENT = Placement([], np.zeros(0, dtype=np.int64), 0)  # no nominated pods to add
 
 
@@ -263,7 +266,7 @@ class Scheduler:
         q = self.queue
         if kind == "Pod":
             old, new = ev.old, ev.new
-            if ev.type is EventType.ADDED:
+            if ev.type is _ADDED:
                 if new.node_name:
                     q.assigned_pod_added(new)
                 elif new.scheduler_name in self.profiles:
@@ -271,7 +274,7 @@ class Scheduler:
                 else:
                     self.ignored[new.key] = IgnoredPod(new.namespace, new.name,
                                                        new.scheduler_name)
-            elif ev.type is EventType.MODIFIED:
+            elif ev.type is _MODIFIED:
                 if not old.node_name and new.node_name:  # bound
                     q.delete(new)
                     q.assigned_pod_added(new)
@@ -287,9 +290,9 @@ class Scheduler:
                 else:
                     q.delete(old)
         elif kind == "Node":
-            if ev.type is EventType.ADDED:
+            if ev.type is _ADDED:
                 q.move_all_to_active_or_backoff(ClusterEvent("Node", ActionType.ADD), None, ev.new)
-            elif ev.type is EventType.MODIFIED:
+            elif ev.type is _MODIFIED:
                 action = node_update_action(ev.old, ev.new)
                 if action:
                     q.move_all_to_active_or_backoff(ClusterEvent("Node", action), ev.old, ev.new)
@@ -297,11 +300,11 @@ class Scheduler:
                 q.move_all_to_active_or_backoff(ClusterEvent("Node", ActionType.DELETE),
                                                 ev.old, None)
         else:
-            if kind == "Namespace" and ev.type is not EventType.ADDED:
+            if kind == "Namespace" and ev.type is not _ADDED:
                 index = self.cluster.table.indexes.get("selector-counts")
                 if index is not None:
                     index.invalidate_namespace_selectors()
-            action = {EventType.ADDED: ActionType.ADD, EventType.DELETED: ActionType.DELETE}.get(
+            action = {_ADDED: ActionType.ADD, _DELETED: ActionType.DELETE}.get(
                 ev.type, ActionType.UPDATE)
             q.move_all_to_active_or_backoff(ClusterEvent(kind, action), ev.old, ev.new)
 
@@ -535,15 +538,21 @@ class Scheduler:
                     slots = np.arange(a, b, dtype=np.int64)
                 mask, first_fail = self._apply_nominated(fwk, state, pod, slots, mask, first_fail,
                                                          pass1)
-            passing = np.arange(width) if mask is None else np.flatnonzero(mask)
             need = k - found
-            cut = width
-            if len(passing) >= need:
-                passing = passing[:need]
-                cut = int(passing[-1]) + 1
-            found += len(passing)
+            if mask is None:  # every node passed: the first ``need`` of them are taken
+                cut = min(width, need)
+                found += cut
+                feasible_parts.append(np.arange(a, a + cut, dtype=np.int64) if slots is None
+                                      else slots[:cut].copy())
+            else:
+                passing = mask.nonzero()[0]
+                cut = width
+                if len(passing) >= need:
+                    passing = passing[:need]
+                    cut = int(passing[-1]) + 1
+                found += len(passing)
+                feasible_parts.append(passing + a if slots is None else slots[passing])
             processed += cut
-            feasible_parts.append(passing + a if slots is None else slots[passing])
             if first_fail is not None or record is not None:
                 if slots is None:
                     slots = np.arange(a, b, dtype=np.int64)
@@ -723,17 +732,18 @@ class Scheduler:
         if not fwk.has_score_plugins:
             total = np.ones(n, dtype=np.int64)
         else:
-            status = fwk.run_pre_score(state, pod, table, feasible)
+            idx = _as_run(table, feasible, n)
+            status = fwk.run_pre_score(state, pod, table, idx)
             if status is not None:
                 return status
             breakdown: list[ScoreBreakdown] | None = [] if record is not None else None
-            total, status = fwk.run_score(state, pod, table, feasible, n, breakdown=breakdown)
+            total, status = fwk.run_score(state, pod, table, idx, n, breakdown=breakdown)
             if status is not None:
                 return status
             if record is not None and breakdown is not None:
                 record.scores = breakdown
-        best = total.max()
-        ties = np.flatnonzero(total == best)
+        best = _MAX(total)  # total.max() without the method's Python-level wrapper
+        ties = (total == best).nonzero()[0]
         pick = int(ties[0]) if len(ties) == 1 else int(ties[self.rng.integers(len(ties))])
         chosen = int(feasible[pick])
         if record is not None:
@@ -888,6 +898,21 @@ class _Pass1:
                 remap[k] = i
             status_index[hit] = remap[mine[hit]]
         return status_index, statuses
+
+
+def _as_run(table: Any, feasible: np.ndarray, n: int) -> Any:
+    """``feasible`` as ``slice(first, first + n)`` when it is that run of slots, else itself:
+    plugins then read their columns as views instead of gathering them.
+
+    When the table's list order is the slot order, the search visits candidates in
+    ascending slot order, wrapping around at most once (to slots below the first one), so
+    the feasible slots are unique and ascending unless wrapped, and then the last is below
+    the first: ``last - first == n - 1`` means exactly the run."""
+    if n > 1 and table.order_is_identity:
+        first = int(feasible[0])
+        if int(feasible[-1]) - first == n - 1:
+            return slice(first, first + n)
+    return feasible
 
 
 class _CycleError(Exception):

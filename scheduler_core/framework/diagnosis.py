@@ -12,6 +12,9 @@ from scheduler_core.framework.interface import Status
 __all__ = ["NO_NODES_AVAILABLE", "Diagnosis", "FitError"]
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+# the default for slots / status_index, shared (read-only; a Diagnosis is made every cycle)
+_EMPTY = np.zeros(0, dtype=np.int64)
+_EMPTY.flags.writeable = False
 
 
 @dataclass
@@ -24,8 +27,8 @@ class Diagnosis:
     """
 
     num_all_nodes: int
-    slots: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    status_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    slots: np.ndarray = field(default_factory=lambda: _EMPTY)
+    status_index: np.ndarray = field(default_factory=lambda: _EMPTY)
     statuses: list[Status] = field(default_factory=list)
     absent_status: Status | None = None
     pre_filter_msg: str = ""

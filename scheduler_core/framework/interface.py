@@ -84,6 +84,11 @@ _UPSTREAM_NAMES = {
 }
 
 
+# module constants: attribute access on the enum class is slow (EnumType's __getattr__ hook)
+_SUCCESS, _SKIP = Code.SUCCESS, Code.SKIP
+_REJECTED = (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+
+
 @dataclass(frozen=True, slots=True)
 class Status:
     """A plugin's answer. ``None`` stands for success wherever a Status is expected."""
@@ -94,15 +99,15 @@ class Status:
 
     @property
     def is_success(self) -> bool:
-        return self.code == Code.SUCCESS
+        return self.code == _SUCCESS
 
     @property
     def is_rejected(self) -> bool:
-        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+        return self.code in _REJECTED
 
     @property
     def is_skip(self) -> bool:
-        return self.code == Code.SKIP
+        return self.code == _SKIP
 
     @property
     def message(self) -> str:

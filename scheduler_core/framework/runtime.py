@@ -44,6 +44,13 @@ EXTENSION_POINTS: dict[str, str] = {
     "Bind": "bind",
     "PostBind": "post_bind",
 }
+# Code members as module constants: attribute access on the enum class goes through EnumType's
+# __getattr__ hook and costs several times a global lookup (these run on every cycle)
+_SUCCESS, _ERROR, _UNSCHEDULABLE, _UNRESOLVABLE, _WAIT, _SKIP = (
+    Code.SUCCESS, Code.ERROR, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.WAIT,
+    Code.SKIP)
+_SKIPPED = Status(_SKIP)
+_ALL = np.logical_and.reduce  # ndarray.all() without the method's Python-level wrapper
 _EVENT_POINTS = ("PreEnqueue", "PreFilter", "Filter", "Reserve", "Permit")
 _WILDCARD = ClusterEventWithHint(ClusterEvent("*", ActionType.ALL))
 
@@ -164,17 +171,17 @@ class Framework:
                 self.recorder.plugin(p.name, "PreFilter", _code_name(s), perf_counter() - start)
             else:
                 r, s = p.pre_filter(state, pod, table)
-            if s is not None and s.code != Code.SUCCESS:
-                if s.code == Code.SKIP:
+            if s is not None and s.code != _SUCCESS:
+                if s.code == _SKIP:
                     state.skip_filter.add(p.name)
                     continue
-                if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                if s.code == _UNRESOLVABLE:
                     final = s.with_plugin(p.name)
                     break
-                if s.code == Code.UNSCHEDULABLE:
+                if s.code == _UNSCHEDULABLE:
                     rejected = rejected or s.with_plugin(p.name)
                     continue
-                final = Status(Code.ERROR, s.reasons, p.name)
+                final = Status(_ERROR, s.reasons, p.name)
                 break
             if r is not None and not r.all_nodes:
                 narrowing.append(p.name)
@@ -185,7 +192,7 @@ class Framework:
                     else:
                         msg = (f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] "
                                "simultaneously")
-                    final = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), narrowing[0])
+                    final = Status(_UNRESOLVABLE, (msg,), narrowing[0])
                     break
         if final is None:
             final = rejected
@@ -205,6 +212,7 @@ class Framework:
         prec = rec and state.record_plugin_metrics
         mask: np.ndarray | None = None
         first_fail: np.ndarray | None = None
+        first: tuple[int, np.ndarray] | None = None  # the only mask so far, not copied yet
         skip = state.skip_filter
         for i, p in enumerate(self.filter_plugins):
             if skip and p.name in skip:
@@ -218,17 +226,28 @@ class Framework:
             if m is None:
                 continue
             if mask is None:
-                mask = np.array(m, dtype=bool, copy=True)
-                first_fail = np.full(n, -1, dtype=np.int16)
-                first_fail[~mask] = i
-            else:
-                assert first_fail is not None
-                newly = mask & ~m
-                first_fail[newly] = i
-                mask &= m
+                if first is None:  # the common single-mask case needs no copy when all pass
+                    first = (i, m)
+                    continue
+                mask, first_fail = self._first_fail(first, n)
+            assert first_fail is not None
+            newly = mask & ~m
+            first_fail[newly] = i
+            mask &= m
+        if mask is None and first is not None and not _ALL(first[1]):
+            mask, first_fail = self._first_fail(first, n)
         if rec:
             self.recorder.extension_point("Filter", "Success", self.profile_name,
                                           perf_counter() - t0)
+        return mask, first_fail
+
+    @staticmethod
+    def _first_fail(first: tuple[int, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+        """A private copy of the first plugin's mask, and the first-fail column it implies."""
+        i, m = first
+        mask = np.array(m, dtype=bool, copy=True)
+        first_fail = np.full(n, -1, dtype=np.int16)
+        first_fail[~mask] = i
         return mask, first_fail
 
     def explain_filter(
@@ -267,14 +286,14 @@ class Framework:
         prec = rec and state.record_plugin_metrics
         result: PostFilterResult | None = None
         reasons: list[str] = []
-        final = Status(Code.UNSCHEDULABLE)
+        final = Status(_UNSCHEDULABLE)
         for p in self.post_filter_plugins:
             if prec:
                 r, s = self._timed("PostFilter", p,
                                    lambda p=p: p.post_filter(state, pod, diagnosis))
             else:
                 r, s = p.post_filter(state, pod, diagnosis)
-            if s.code in (Code.SUCCESS, Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+            if s.code in (_SUCCESS, _ERROR, _UNRESOLVABLE):
                 final = s.with_plugin(p.name)
                 result = r if r is not None else result
                 break
@@ -282,7 +301,7 @@ class Framework:
             if r is not None:
                 result = r
         else:
-            final = Status(Code.UNSCHEDULABLE, tuple(reasons))
+            final = Status(_UNSCHEDULABLE, tuple(reasons))
         if rec:
             self.recorder.extension_point("PostFilter", _code_name(final), self.profile_name,
                                           perf_counter() - t0)
@@ -302,12 +321,12 @@ class Framework:
                 self.recorder.plugin(p.name, "PreScore", _code_name(s), perf_counter() - start)
             else:
                 s = p.pre_score(state, pod, table, idx)
-            if s is None or s.code == Code.SUCCESS:
+            if s is None or s.code == _SUCCESS:
                 continue
-            if s.code == Code.SKIP:
+            if s.code == _SKIP:
                 state.skip_score.add(p.name)
                 continue
-            final = Status(Code.ERROR, s.reasons, p.name)
+            final = Status(_ERROR, s.reasons, p.name)
             break
         if rec:
             self.recorder.extension_point("PreScore", _code_name(final), self.profile_name,
@@ -322,7 +341,7 @@ class Framework:
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
         prec = rec and state.record_plugin_metrics
-        total = np.zeros(n, dtype=np.int64)
+        total: np.ndarray | None = None  # the first scored plugin's weighted scores start it
         skip = state.skip_score
         for p, weight, norm, check in zip(self.score_plugins, self._score_weights,
                                           self._normalizers, self._range_checks, strict=True):
@@ -349,11 +368,21 @@ class Framework:
                 status = Status.error(
                     f"plugin {p.name} returns an invalid score {bad}, it should in the range of "
                     f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", plugin=p.name)
-                return total, status
+                return (np.zeros(n, dtype=np.int64) if total is None else total), status
             if breakdown is not None:
                 breakdown.append(ScoreBreakdown(p.name, np.asarray(raw).copy(),
                                                 np.asarray(scores).copy(), weight))
-            total += scores * weight if weight != 1 else scores
+            if total is None:
+                if len(scores) == n:
+                    total = np.multiply(scores, weight, dtype=np.int64)  # a new array
+                    continue
+                total = np.zeros(n, dtype=np.int64)
+            if weight != 1:
+                total += scores * weight
+            else:
+                total += scores
+        if total is None:
+            total = np.zeros(n, dtype=np.int64)
         if rec:
             self.recorder.extension_point("Score", "Success", self.profile_name,
                                           perf_counter() - t0)
@@ -368,7 +397,7 @@ class Framework:
         final: Status | None = None
         for p in plugins:
             s = self._timed(point, p, lambda p=p: call(p)) if prec else call(p)
-            if s is not None and s.code != Code.SUCCESS:
+            if s is not None and s.code != _SUCCESS:
                 final = s.with_plugin(p.name)
                 break
         if rec:
@@ -380,7 +409,7 @@ class Framework:
         s = self._run_simple("Reserve", self.points["Reserve"],
                              lambda p: p.reserve(state, pod, node), state)
         if s is not None and not s.is_rejected:
-            s = Status(Code.ERROR, s.reasons, s.plugin)
+            s = Status(_ERROR, s.reasons, s.plugin)
         return s
 
     def run_unreserve(self, state: CycleState, pod: Pod, node: str) -> None:
@@ -393,14 +422,14 @@ class Framework:
         waits: dict[str, float] = {}
         for p in self.points["Permit"]:
             s, timeout = p.permit(state, pod, node)
-            if s is None or s.code == Code.SUCCESS:
+            if s is None or s.code == _SUCCESS:
                 continue
-            if s.code == Code.WAIT:
+            if s.code == _WAIT:
                 waits[p.name] = min(float(timeout), 15 * 60.0)
                 continue
             if s.is_rejected:
                 return s.with_plugin(p.name), {}
-            return Status(Code.ERROR, s.reasons, p.name), {}
+            return Status(_ERROR, s.reasons, p.name), {}
         return None, waits
 
     def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status | None:
@@ -411,15 +440,15 @@ class Framework:
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
         prec = rec and state.record_plugin_metrics
-        final: Status | None = Status(Code.SKIP)
+        final: Status | None = _SKIPPED
         for p in self.points["Bind"]:
             s = self._timed("Bind", p, lambda p=p: p.bind(state, pod, node)) if prec else \
                 p.bind(state, pod, node)
-            if s is not None and s.code == Code.SKIP:
+            if s is not None and s.code == _SKIP:
                 continue
-            final = None if s is None or s.is_success else Status(Code.ERROR, s.reasons, p.name)
+            final = None if s is None or s.is_success else Status(_ERROR, s.reasons, p.name)
             break
-        if final is not None and final.code == Code.SKIP:
+        if final is not None and final.code == _SKIP:
             final = Status.error("no bind plugin handled the pod")
         if rec:
             self.recorder.extension_point("Bind", _code_name(final), self.profile_name,

@@ -12,12 +12,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from scheduler_core.api.pod import Pod
+from scheduler_core.api.pod import Pod, PodSpec
 from scheduler_core.errors import ConfigError
 from scheduler_core.framework.interface import SKIP, CycleState, Status
 from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.plugins import names
-from scheduler_core.plugins.helper import check_keys, count, require_mapping
+from scheduler_core.plugins.helper import check_keys, count, per_spec, require_mapping
 from scheduler_core.plugins.resource_allocation import (
     ResourceSpec,
     allocatable_requested,
@@ -54,9 +54,16 @@ class NodeResourcesBalancedAllocation:
     def __init__(self, args: dict | None = None, handle: object = None, *,
                  args_path: str = "") -> None:
         self.resources = parse_args(args, args_path)
+        self._by_spec: dict[int, tuple[Any, Any]] = {}  # per PodSpec: its requests
+
+    def _requests(self, spec: PodSpec) -> tuple[int, ...]:
+        return per_spec(self._by_spec, spec, self._compute_requests)
+
+    def _compute_requests(self, spec: PodSpec) -> tuple[int, ...]:
+        return pod_requests(spec, self.resources, use_requested=True)
 
     def pre_score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> Status | None:
-        reqs = pod_requests(pod.spec, self.resources, use_requested=True)
+        reqs = self._requests(pod.spec)
         if not any(reqs):  # best-effort for the configured resources: nothing to balance
             return SKIP
         state.write(_PRE_SCORE_KEY, reqs)
@@ -65,7 +72,7 @@ class NodeResourcesBalancedAllocation:
     def score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> np.ndarray:
         reqs = state.get(_PRE_SCORE_KEY)
         if reqs is None:
-            reqs = pod_requests(pod.spec, self.resources, use_requested=True)
+            reqs = self._requests(pod.spec)
         parts = []
         for r, q in zip(self.resources, reqs, strict=True):
             part = allocatable_requested(table, r.name, q, idx, True)

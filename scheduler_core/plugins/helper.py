@@ -21,16 +21,22 @@ __all__ = [
     "check_keys",
     "count",
     "default_normalize",
+    "is_zeros",
     "label_name_problem",
     "memo_by_version",
     "no_args",
+    "per_spec",
     "require_int",
     "require_list",
     "require_mapping",
     "require_str",
+    "zeros",
 ]
 
 _MEMO_LIMIT = 4096
+_SPEC_CACHE_LIMIT = 4096
+_MAX = np.maximum.reduce  # ndarray.max() without the method's Python-level wrapper
+_ALLOC_KEYS: dict[str, tuple[str, str]] = {}  # resource name -> its alloc_profile memo key
 
 
 def default_normalize(
@@ -41,7 +47,7 @@ def default_normalize(
     The running maximum starts at 0. When it stays 0, scores are left alone (or all set to
     ``max_priority`` when ``reverse``); otherwise ``s = max_priority * s // max`` and, when
     ``reverse``, ``max_priority - s``."""
-    top = int(scores.max()) if len(scores) else 0
+    top = int(_MAX(scores)) if len(scores) else 0
     if top <= 0:
         if reverse:
             scores[:] = max_priority
@@ -53,9 +59,33 @@ def default_normalize(
     return scores
 
 
+_zeros = np.zeros(1024, dtype=np.int64)  # shared, read-only, all 0; replaced when too short
+_zeros.flags.writeable = False
+
+
+def zeros(n: int) -> np.ndarray:
+    """``n`` int64 zeros as a read-only view of a shared all-zero column: for scores that are
+    0 on every node, much cheaper than ``np.zeros``. Never written to (writes raise)."""
+    global _zeros
+    if len(_zeros) < n:
+        _zeros = np.zeros(max(n, 2 * len(_zeros), 1024), dtype=np.int64)
+        _zeros.flags.writeable = False
+    return _zeros[:n]
+
+
+def is_zeros(scores: np.ndarray) -> bool:
+    """Is ``scores`` a ``zeros()`` result (known to be all 0 without reading it)?"""
+    base = scores.base
+    return base is not None and base is _zeros
+
+
 def count(table: NodeTable, idx: Any) -> int:
     """How many nodes ``idx`` (a slice or an int array of slots) addresses."""
-    if isinstance(idx, slice):
+    if type(idx) is slice:
+        start, stop = idx.start, idx.stop
+        if (idx.step is None and start is not None and stop is not None
+                and 0 <= start <= stop <= table.capacity):
+            return stop - start  # the scheduler's own slices: slice(first, first + n)
         return len(range(*idx.indices(table.capacity)))
     return len(idx)
 
@@ -73,10 +103,30 @@ def memo_by_version(table: NodeTable, key: Any, compute: Callable[[], Any]) -> A
     return value
 
 
+def per_spec(cache: dict[int, tuple[Any, Any]], spec: Any, compute: Callable[[Any], Any]
+             ) -> Any:
+    """``compute(spec)``, memoised in ``cache`` per PodSpec object (immutable and shared by a
+    template's clones; kept alive by the entry, so its id is not reused while cached)."""
+    hit = cache.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    value = compute(spec)
+    if len(cache) >= _SPEC_CACHE_LIMIT:
+        cache.clear()
+    cache[id(spec)] = (spec, value)
+    return value
+
+
 def alloc_profile(table: NodeTable, name: str) -> tuple[int | None, bool]:
     """For resource ``name`` over the live nodes: (the allocatable they all share, or None;
     whether every one is non-zero). Memoised until a node changes; lets hot paths divide by a
     scalar and skip presence masks on homogeneous clusters."""
+    key = _ALLOC_KEYS.get(name)
+    if key is None:
+        key = _ALLOC_KEYS[name] = ("alloc-profile", name)
+    hit = table.memo.get(key)  # memo_by_version's hit path, without building its closure
+    if hit is not None and hit[0] == table.version:
+        return hit[1]
 
     def compute() -> tuple[int | None, bool]:
         col = table.allocatable.get(name)
@@ -89,7 +139,7 @@ def alloc_profile(table: NodeTable, name: str) -> tuple[int | None, bool]:
         lo, hi = int(live.min()), int(live.max())
         return (lo if lo == hi else None), lo > 0
 
-    return memo_by_version(table, ("alloc-profile", name), compute)
+    return memo_by_version(table, key, compute)
 
 
 # --------------------------------------------------------------------------- args validation

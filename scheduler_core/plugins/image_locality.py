@@ -15,7 +15,7 @@ from scheduler_core.api.pod import Pod
 from scheduler_core.framework.interface import MAX_NODE_SCORE, CycleState
 from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.plugins import names
-from scheduler_core.plugins.helper import count, no_args
+from scheduler_core.plugins.helper import count, no_args, zeros
 
 __all__ = ["MAX_CONTAINER_THRESHOLD", "MIN_THRESHOLD", "NAME", "ImageLocality"]
 
@@ -45,8 +45,8 @@ class ImageLocality:
             spread = table.image_nodes[image] / total_nodes
             scaled = (sizes[idx] * spread).astype(np.int64)  # int64(float64(size) * spread)
             total = scaled if total is None else total + scaled
-        if total is None:  # clamps to the minimum threshold: score 0
-            return np.zeros(n, dtype=np.int64)
+        if total is None:  # clamps to the minimum threshold: score 0 (read-only)
+            return zeros(n)
         max_threshold = MAX_CONTAINER_THRESHOLD * (len(spec.init_containers)
                                                    + len(spec.containers))
         np.clip(total, MIN_THRESHOLD, max_threshold, out=total)

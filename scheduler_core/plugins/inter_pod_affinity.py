@@ -197,6 +197,9 @@ class InterPodAffinity:
     def pre_filter(self, state: CycleState, pod: Pod, table: NodeTable
                    ) -> tuple[PreFilterResult | None, Status | None]:
         terms = pod_terms(pod)
+        if not terms.required_affinity and not terms.required_anti and \
+                not len(self._index(table, _ANTI_INDEX)):
+            return None, SKIP  # no terms of its own, no placed pod's anti-affinity to honour
         ns_labels = self._ns_labels(pod.namespace)
         existing = self._existing_anti_counts(table, pod, ns_labels)
         if not existing and not terms.required_affinity and not terms.required_anti:
@@ -258,6 +261,9 @@ class InterPodAffinity:
         has_constraints = bool(terms.preferred_affinity or terms.preferred_anti)
         if self.ignore_preferred and not has_constraints:
             return SKIP
+        index = self._index(table, _SCORE_INDEX)
+        if not has_constraints and not len(index):  # nothing to weigh: no topology score
+            return SKIP
         high = table.high
         weighted: dict[str, np.ndarray] = {}  # per key, per slot: summed signed weights
         hits: dict[str, np.ndarray] = {}  # per key, per slot: matches (did a term apply?)
@@ -280,7 +286,6 @@ class InterPodAffinity:
                 t = merge_namespaces(term, listing)
                 acc(t.topology_key, counts.counts(t.namespaces, t.selector),
                     weight if i < n_aff else -weight)
-        index = self._index(table, _SCORE_INDEX)
         if len(index):
             ns_labels = self._ns_labels(pod.namespace)
             for st in self._matching(index, pod, ns_labels, _term_of):

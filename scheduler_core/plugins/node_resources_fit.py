@@ -42,6 +42,7 @@ from scheduler_core.plugins.helper import (
     check_keys,
     count,
     label_name_problem,
+    per_spec,
     require_int,
     require_list,
     require_mapping,
@@ -216,19 +217,32 @@ class NodeResourcesFit:
             self._scorer = requested_to_capacity_ratio_scorer(self.args.shape)
         else:
             self._scorer = least_allocated_scorer
+        # per PodSpec: the filter's checks and the scored requests (see helper.per_spec)
+        self._fit_by_spec: dict[int, tuple[Any, Any]] = {}
+        self._score_by_spec: dict[int, tuple[Any, Any]] = {}
+
+    def _fit_of(self, spec: PodSpec) -> _FitRequest:
+        return per_spec(self._fit_by_spec, spec, self._compute_fit)
+
+    def _compute_fit(self, spec: PodSpec) -> _FitRequest:
+        return _fit_request(spec, self.args.ignored_resources, self.args.ignored_resource_groups)
+
+    def _score_requests(self, spec: PodSpec) -> tuple[int, ...]:
+        return per_spec(self._score_by_spec, spec, self._compute_score_requests)
+
+    def _compute_score_requests(self, spec: PodSpec) -> tuple[int, ...]:
+        return pod_requests(spec, self.resources, use_requested=False)
 
     def _request(self, state: CycleState, pod: Pod) -> _FitRequest:
         req = state.get(_PRE_FILTER_KEY)
         if req is None:
-            req = _fit_request(pod.spec, self.args.ignored_resources,
-                               self.args.ignored_resource_groups)
+            req = self._fit_of(pod.spec)
         return req
 
     # ------------------------------------------------------------------ PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: Pod, table: NodeTable
                    ) -> tuple[PreFilterResult | None, Status | None]:
-        state.write(_PRE_FILTER_KEY, _fit_request(pod.spec, self.args.ignored_resources,
-                                                  self.args.ignored_resource_groups))
+        state.write(_PRE_FILTER_KEY, self._fit_of(pod.spec))
         return None, None
 
     def filter(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> np.ndarray | None:
@@ -296,13 +310,13 @@ class NodeResourcesFit:
 
     # ------------------------------------------------------------------ PreScore / Score
     def pre_score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> Status | None:
-        state.write(_PRE_SCORE_KEY, pod_requests(pod.spec, self.resources, use_requested=False))
+        state.write(_PRE_SCORE_KEY, self._score_requests(pod.spec))
         return None
 
     def score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> np.ndarray:
         reqs = state.get(_PRE_SCORE_KEY)
         if reqs is None:
-            reqs = pod_requests(pod.spec, self.resources, use_requested=False)
+            reqs = self._score_requests(pod.spec)
         parts = []
         for r, q in zip(self.resources, reqs, strict=True):
             part = allocatable_requested(table, r.name, q, idx, False, r.weight)

@@ -215,6 +215,10 @@ class PodTopologySpread:
         self.system_defaulted = self.args.system_defaulted
         self.default_constraints = self.args.effective_defaults
         self._handle = handle
+        # the defaults filtered by whenUnsatisfiable, per value: they depend on the pod only
+        # through matchLabelKeys, so they are built once when no default constraint has any
+        self._defaults_by_when: dict[str, tuple[SpreadConstraint, ...]] | None = (
+            None if any(c.match_label_keys for c in self.default_constraints) else {})
 
     # ------------------------------------------------------------------ constraints
     def constraints(self, pod: Pod, when: str) -> tuple[SpreadConstraint, ...]:
@@ -225,7 +229,12 @@ class PodTopologySpread:
             return build_constraints(own, pod.labels, when)
         if not self.default_constraints:
             return ()
-        defaults = build_constraints(self.default_constraints, pod.labels, when)
+        cache = self._defaults_by_when
+        defaults = None if cache is None else cache.get(when)
+        if defaults is None:
+            defaults = build_constraints(self.default_constraints, pod.labels, when)
+            if cache is not None:
+                cache[when] = defaults
         if not defaults:
             return ()
         list_services = getattr(self._handle, "list_services", None)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from scheduler_core.api.pod import PodSpec
+from scheduler_core.api.quantity import INT64_MAX
 from scheduler_core.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
 from scheduler_core.errors import ConfigError
 from scheduler_core.nodetable.table import NodeTable
@@ -56,9 +57,10 @@ class ResourceSpec:
 DEFAULT_RESOURCES = (ResourceSpec(CPU, 1), ResourceSpec(MEMORY, 1))
 
 # Per resource that is not bypassed: (allocatable over idx, or the int every node shares;
-# requested incl. the pod over idx (may be a read-only view); weight; presence mask, None when
-# every node has a non-zero allocatable).
-Part = tuple[Any, np.ndarray, int, "np.ndarray | None"]
+# the nodes' requested over idx, without the pod (may be a read-only view); the pod's request;
+# weight; presence mask, None when every node has a non-zero allocatable). A scorer's
+# "requested" is ``used + request`` (``_requested``).
+Part = tuple[Any, np.ndarray, int, int, "np.ndarray | None"]
 Scorer = Callable[[list[Part], int], np.ndarray]
 
 
@@ -113,12 +115,16 @@ def allocatable_requested(
             return None
     else:  # "pods" is not scored
         return None
-    req = used[idx] + pod_request if pod_request else used[idx]
     uniform, positive = alloc_profile(table, name)
     if uniform is not None:
-        return None if uniform == 0 else (uniform, req, weight, None)
+        return None if uniform == 0 else (uniform, used[idx], pod_request, weight, None)
     alloc = table.allocatable[name][idx]
-    return alloc, req, weight, None if positive else alloc != 0
+    return alloc, used[idx], pod_request, weight, None if positive else alloc != 0
+
+
+def _requested(used: np.ndarray, pod_request: int) -> np.ndarray:
+    """Requested including the pod (a read-only view of a column when the pod adds 0)."""
+    return used + pod_request if pod_request else used
 
 
 def _divisor(alloc: Any, present: np.ndarray | None) -> Any:
@@ -153,8 +159,13 @@ def _weighted_mean(scored: list[tuple[np.ndarray, np.ndarray | None, int]], n: i
 def least_allocated_scorer(parts: list[Part], n: int) -> np.ndarray:
     """``(cap - req) * 100 // cap``, 0 when ``req > cap``."""
     scored = []
-    for alloc, req, w, present in parts:
-        free = np.subtract(alloc, req)
+    for alloc, used, q, w, present in parts:
+        if type(alloc) is int and q <= INT64_MAX:
+            # every node's alloc: alloc - (used + q) == (alloc - q) - used (int64 sums wrap
+            # alike in either order; a q beyond int64 raises OverflowError as before)
+            free = np.subtract(alloc - q, used)
+        else:
+            free = np.subtract(alloc, _requested(used, q))
         np.maximum(free, 0, out=free)  # req > cap scores 0 (so does an absent resource)
         free *= _MAX_SCORE
         free //= _divisor(alloc, present)
@@ -165,11 +176,11 @@ def least_allocated_scorer(parts: list[Part], n: int) -> np.ndarray:
 def most_allocated_scorer(parts: list[Part], n: int) -> np.ndarray:
     """``min(req, cap) * 100 // cap``."""
     scored = []
-    for alloc, req, w, present in parts:
-        used = np.minimum(req, alloc)  # an absent resource (cap 0) scores 0
-        used *= _MAX_SCORE
-        used //= _divisor(alloc, present)
-        scored.append((used, present, w))
+    for alloc, used, q, w, present in parts:
+        taken = np.minimum(_requested(used, q), alloc)  # an absent resource (cap 0) scores 0
+        taken *= _MAX_SCORE
+        taken //= _divisor(alloc, present)
+        scored.append((taken, present, w))
     return _weighted_mean(scored, n)
 
 
@@ -206,8 +217,8 @@ def requested_to_capacity_ratio_scorer(shape: Sequence[tuple[int, int]]) -> Scor
     def scorer(parts: list[Part], n: int) -> np.ndarray:
         node_score = np.zeros(n, dtype=np.int64)
         weight_sum = np.zeros(n, dtype=np.int64)
-        for alloc, req, w, present in parts:
-            util = req * MAX_UTILIZATION
+        for alloc, used, q, w, present in parts:
+            util = _requested(used, q) * MAX_UTILIZATION
             util //= _divisor(alloc, present)
             np.minimum(util, MAX_UTILIZATION, out=util)  # req > cap reads f(100)
             r = lut[util]
@@ -228,7 +239,8 @@ def balanced_scorer(parts: list[Part], n: int) -> np.ndarray:
     Float operations follow the Go code's order, so results match bit for bit."""
     fractions = []
     presents = []
-    for alloc, req, _, present in parts:
+    for alloc, used, q, _, present in parts:
+        req = _requested(used, q)
         if present is None:
             frac = req / alloc
         else:

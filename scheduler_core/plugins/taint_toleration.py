@@ -12,9 +12,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from scheduler_core.api.node import Node
-from scheduler_core.api.pod import Pod
+from scheduler_core.api.pod import Pod, PodSpec
 from scheduler_core.api.selectors import Toleration, tolerates_any
 from scheduler_core.framework.interface import (
+    MAX_NODE_SCORE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -26,7 +27,14 @@ from scheduler_core.framework.interface import (
 from scheduler_core.nodetable.matching import BLOCKING_EFFECTS, taint_lookup, untolerated_taint
 from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.plugins import names
-from scheduler_core.plugins.helper import count, default_normalize, no_args
+from scheduler_core.plugins.helper import (
+    count,
+    default_normalize,
+    is_zeros,
+    no_args,
+    per_spec,
+    zeros,
+)
 
 __all__ = ["NAME", "TaintToleration"]
 
@@ -41,6 +49,10 @@ def _reason(taint: Any) -> str:
 
 def _prefer_tolerations(tolerations: tuple[Toleration, ...]) -> tuple[Toleration, ...]:
     return tuple(t for t in tolerations if t.effect in ("", _PREFER))
+
+
+def _spec_prefer_tolerations(spec: PodSpec) -> tuple[Toleration, ...]:
+    return _prefer_tolerations(spec.tolerations)
 
 
 def _intolerable_counts(table: NodeTable, tolerations: tuple[Toleration, ...]) -> np.ndarray:
@@ -66,6 +78,10 @@ class TaintToleration:
     def __init__(self, args: dict | None = None, handle: object = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
+        self._by_spec: dict[int, tuple[Any, Any]] = {}  # per PodSpec: its prefer tolerations
+
+    def _prefer(self, spec: PodSpec) -> tuple[Toleration, ...]:
+        return per_spec(self._by_spec, spec, _spec_prefer_tolerations)
 
     # ------------------------------------------------------------------ Filter
     def filter(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> np.ndarray | None:
@@ -86,18 +102,24 @@ class TaintToleration:
 
     # ------------------------------------------------------------------ Score
     def pre_score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> Status | None:
-        state.write(_PRE_SCORE_KEY, _prefer_tolerations(pod.spec.tolerations))
+        state.write(_PRE_SCORE_KEY, self._prefer(pod.spec))
         return None
 
     def score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> np.ndarray:
         tolerations = state.get(_PRE_SCORE_KEY)
         if tolerations is None:
-            tolerations = _prefer_tolerations(pod.spec.tolerations)
-        if len(table.taint_sets) == 1:
-            return np.zeros(count(table, idx), dtype=np.int64)
+            tolerations = self._prefer(pod.spec)
+        if len(table.taint_sets) == 1:  # no node has a taint: 0 everywhere (read-only)
+            return zeros(count(table, idx))
         return _intolerable_counts(table, tolerations)[table.taint_set_id[idx]]
 
     def normalize(self, state: CycleState, pod: Pod, scores: np.ndarray) -> np.ndarray:
+        if is_zeros(scores):  # what default_normalize(reverse) makes of all zeros
+            out = np.empty(len(scores), dtype=np.int64)
+            out.fill(MAX_NODE_SCORE)
+            return out
+        if not scores.flags.writeable:
+            scores = scores.copy()
         return default_normalize(scores, reverse=True)
 
     # ------------------------------------------------------------------ events

@@ -128,6 +128,7 @@ class QueueingStrategy(IntEnum):
 
 
 _SKIP = QueueingStrategy.SKIP
+_INTEREST_CACHE_LIMIT = 1024  # distinct event objects remembered by _is_event_of_interest
 _AFTER_BACKOFF = QueueingStrategy.AFTER_BACKOFF
 _IMMEDIATELY = QueueingStrategy.IMMEDIATELY
 _ALWAYS_QUEUE: tuple[None, ...] = (None,)
@@ -307,6 +308,9 @@ class PriorityQueue:
         self._cycle = 0
         self._move_request_cycle = -1
         self._event_fns: dict[ClusterEvent, dict[str, tuple[Any, ...]]] = {}
+        # id(event) -> (event kept alive, registered by some plugin): the same few event
+        # objects come back on every pod event, and hashing a ClusterEvent runs Python code
+        self._interest: dict[int, tuple[ClusterEvent, bool]] = {}
         self._unregistered_seen = False
         self._nominator = Nominator()
 
@@ -843,8 +847,16 @@ class PriorityQueue:
         return fns
 
     def _is_event_of_interest(self, event: ClusterEvent) -> bool:
-        return (event.is_wildcard or self._unregistered_seen
-                or bool(self._fns_for_event(event)))
+        if self._unregistered_seen:
+            return True
+        hit = self._interest.get(id(event))
+        if hit is not None and hit[0] is event:
+            return hit[1]
+        interest = event.is_wildcard or bool(self._fns_for_event(event))
+        if len(self._interest) >= _INTEREST_CACHE_LIMIT:
+            self._interest.clear()
+        self._interest[id(event)] = (event, interest)
+        return interest
 
     def _note_unregistered(self, qpi: QueuedPodInfo) -> None:
         if self._unregistered_seen:
