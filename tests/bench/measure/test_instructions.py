@@ -3,6 +3,7 @@ real thing: one tiny workload counted twice under cachegrind gives the same coun
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -21,7 +22,8 @@ from bench.measure.instructions import (
 from tests.bench.measure.helpers import ROOT, SMALL, SMALLER, write_config
 
 # Runs the command after the options like valgrind would, then writes a cachegrind file whose
-# total is 10**9 + 1000 per scheduled pod (read from the worker's result.json).
+# total is 10**9 + 1000 per pod scheduled so far (read from the worker's result.json): one per
+# run, or, for a forked run (an output file name with %p), one per set-up and full process.
 FAKE_VALGRIND = """\
 #!{python}
 import json, os, subprocess, sys
@@ -31,10 +33,21 @@ opts, cmd = args[:n], args[n:]
 out = next(a.split("=", 1)[1] for a in opts if a.startswith("--cachegrind-out-file="))
 assert "--tool=cachegrind" in opts and "--cache-sim=no" in opts
 code = subprocess.run(cmd).returncode
-if code == 0:
-    pods = json.load(open("result.json"))["workloads"][0]["scheduled_pods"]
-    with open(out, "w") as fh:
+
+
+def write(name, pods):
+    with open(name, "w") as fh:
         fh.write(f"events: Ir\\nsummary: {{10**9 + 1000 * pods}}\\n")
+
+
+if code == 0:
+    result = json.load(open("result.json"))
+    if "%p" not in out:
+        write(out, result["workloads"][0]["scheduled_pods"])
+    for e in result.get("forked", []):
+        if e["setup_pid"] and e["measurement"]:
+            write(out.replace("%p", str(e["setup_pid"])), e["setup_pods"])
+            write(out.replace("%p", str(e["full_pid"])), e["measurement"]["scheduled_pods"])
 sys.exit(code)
 """
 
@@ -52,15 +65,37 @@ def config(tmp_path_factory) -> Path:
     return write_config(tmp_path_factory.mktemp("cfg"))
 
 
-def test_counts_subtract_the_setup_run_per_workload(config, fake_valgrind):
+@pytest.mark.parametrize("method", ["fork", "separate"])
+def test_counts_subtract_the_setup_run_per_workload(config, fake_valgrind, method):
     spec = {"configs": [str(config)], "workloads": [SMALL, SMALLER]}
-    assert count_instructions(spec, jobs=2, valgrind=fake_valgrind, warm_up=False) == {
-        SMALL: 1000 * 50, SMALLER: 1000 * 10}
+    assert count_instructions(spec, jobs=2, valgrind=fake_valgrind, warm_up=False,
+                              method=method) == {SMALL: 1000 * 50, SMALLER: 1000 * 10}
+
+
+def test_details_of_a_forked_count(config, fake_valgrind, tmp_path):
+    spec = {"configs": [str(config)], "workloads": [SMALL, SMALLER]}
+    c = measure_instructions(spec, valgrind=fake_valgrind, workdir=tmp_path)[SMALL]
+    assert (c.status, c.total, c.setup, c.measured) == (
+        "ok", 10**9 + 70_000, 10**9 + 20_000, 50_000), c.reason
+    assert (c.scheduled_pods, c.setup_pods, c.measured_pods, c.per_pod) == (70, 20, 50, 1000)
+    assert c.core["path"] == str(ROOT / "scheduler_core")
+    # CPU times come from rusage in clock ticks: a tiny workload's may round to 0
+    assert all(x is not None and x >= 0 for x in (c.native_cpu_seconds,
+                                                  c.valgrind_cpu_seconds,
+                                                  c.process_cpu_seconds))
+    # one native warm-up and one counted process for the whole spec; the counted process
+    # imports what the warm-up's workloads imported before it forks
+    assert sorted(p.name for p in (tmp_path / "attempt0").iterdir()) == ["counted", "native"]
+    preimport = json.loads((tmp_path / "attempt0" / "counted" / "preimport.json").read_text())
+    assert {"scheduler_core.scheduler", "workloads.runner"} <= set(preimport)
+    assert '"mode": "instructions"' in (tmp_path / "attempt0" / "counted" / "spec.json"
+                                        ).read_text()
 
 
 def test_details_of_a_count(config, fake_valgrind, tmp_path):
     spec = {"configs": [str(config)], "workloads": [SMALL], "mode": "time"}
-    c = measure_instructions(spec, valgrind=fake_valgrind, workdir=tmp_path)[SMALL]
+    c = measure_instructions(spec, valgrind=fake_valgrind, workdir=tmp_path,
+                             method="separate")[SMALL]
     assert (c.status, c.total, c.setup, c.measured) == (
         "ok", 10**9 + 70_000, 10**9 + 20_000, 50_000)
     assert (c.scheduled_pods, c.setup_pods, c.measured_pods, c.per_pod) == (70, 20, 50, 1000)
@@ -73,10 +108,11 @@ def test_details_of_a_count(config, fake_valgrind, tmp_path):
     assert '"stop_after": "setup"' in (run / "s" / "spec.json").read_text()
 
 
-def test_a_workload_without_a_count_raises_with_the_reason(config, fake_valgrind):
+@pytest.mark.parametrize("method", ["fork", "separate"])
+def test_a_workload_without_a_count_raises_with_the_reason(config, fake_valgrind, method):
     spec = {"configs": [str(config)], "workloads": ["Tiny/missing"]}
     with pytest.raises(InstructionCountError, match=r"Tiny/missing: error: .*no such workload"):
-        count_instructions(spec, valgrind=fake_valgrind, warm_up=False)
+        count_instructions(spec, valgrind=fake_valgrind, warm_up=False, method=method)
 
 
 @pytest.mark.parametrize(("changes", "status", "folders"), [
