@@ -139,15 +139,9 @@ def _child(k: int, tc: Any, w: Any, spec: Any, execute: Callable[..., Any],
                               plugin_sample_percent=0, stop_after="all",
                               at_setup_end=at_setup_end)
         _KEEP.append((result, run))
-        from bench.measure.spec import WorkloadMeasurement
+        from bench.measure.session import measurement_of
 
-        m = WorkloadMeasurement(
-            name=w.full_name, status=result.status, reason=result.reason,
-            scheduled_pods=result.scheduled_pods, attempts=result.attempts,
-            virtual_seconds=result.virtual_seconds)
-        if run is not None:
-            m.measured_pods = run.window_scheduled
-            m.measured_attempts = run.window_attempts
+        m = measurement_of(w, result, run)
         role = state["role"]
         _write_json(f"{tag}.{role}.json", {"setup_pods": state["setup_pods"],
                                            "measurement": dict(vars(m))})
@@ -389,14 +383,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        code = main()
-    except SystemExit as exc:  # argparse
-        code = exc.code if isinstance(exc.code, int) else 2
-    except BaseException:
-        import traceback
+    from bench.measure.spec import exit_with
 
-        traceback.print_exc()
-        code = 1
-    _flush()
-    os._exit(code)
+    exit_with(main)

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.measure.forked import FORKED_KEY, PREIMPORT_FILE
-from bench.measure.spec import SpecError, WorkerResult, WorkerSpec
+from bench.measure.spec import SpecError, WorkerResult, WorkerSpec, run_problem
 from bench.measure.worker import MODULES_OUT
 
 __all__ = [
@@ -209,12 +209,7 @@ class _Run:
     raw: dict[str, Any] | None = None  # RESULT.json as read (forked runs: its "forked" list)
 
     def problem(self) -> str | None:
-        if self.result is not None and self.result.error:
-            return self.result.error
-        if self.returncode != 0 or self.result is None:
-            tail = "\n".join(self.log.strip().splitlines()[-5:])
-            return f"worker exited with status {self.returncode}: {tail}"
-        return None
+        return run_problem(self.result, self.returncode, self.log)
 
 
 def run_worker(spec: WorkerSpec, folder: Path, *, python: str | None = None,

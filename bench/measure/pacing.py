@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.measure.spec import WorkerResult, WorkerSpec
+from bench.measure.spec import WorkerResult, WorkerSpec, run_problem
 
 __all__ = [
     "DEFAULT_SLICE",
@@ -216,12 +216,7 @@ class PacedRun:
     log: str
 
     def problem(self) -> str | None:
-        if self.result is not None and self.result.error:
-            return self.result.error
-        if self.returncode != 0 or self.result is None:
-            tail = "\n".join(self.log.strip().splitlines()[-5:])
-            return f"worker exited with status {self.returncode}: {tail}"
-        return None
+        return run_problem(self.result, self.returncode, self.log)
 
 
 def run_paced_pair(specs: Sequence[WorkerSpec], folders: Sequence[Path],

@@ -28,7 +28,8 @@ from bench.measure.spec import SpecError, WorkerResult, WorkerSpec, WorkloadMeas
 if TYPE_CHECKING:
     from bench.measure.pacing import TurnPacer
 
-__all__ = ["ENV_VARIABLES", "measure_workload", "run_spec", "select_workloads", "worker_env"]
+__all__ = ["ENV_VARIABLES", "measure_workload", "measurement_of", "run_spec", "select_workloads",
+           "worker_env"]
 
 # environment variables that change what a run does or how fast it goes, recorded as given
 ENV_VARIABLES = ("PYTHONHASHSEED", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -92,6 +93,19 @@ def _throughput(result: Any) -> float | None:
     return statistics.fmean(values) if values else None
 
 
+def measurement_of(w: Any, result: Any, run: Any) -> WorkloadMeasurement:
+    """The counts every mode records of a finished run (the runner's result and Run)."""
+    m = WorkloadMeasurement(
+        name=w.full_name, status=result.status, reason=result.reason,
+        scheduled_pods=result.scheduled_pods, attempts=result.attempts,
+        virtual_seconds=result.virtual_seconds)
+    if run is not None:
+        m.measured_pods = run.window_scheduled
+        m.measured_attempts = run.window_attempts
+        m.stopped_before_op = run.stopped_before
+    return m
+
+
 def measure_workload(tc: Any, w: Any, spec: WorkerSpec, *,
                      keep_alive: list[Any] | None = None,
                      pacer: TurnPacer | None = None) -> WorkloadMeasurement:
@@ -107,14 +121,7 @@ def measure_workload(tc: Any, w: Any, spec: WorkerSpec, *,
         plugin_sample_percent=pct, stop_after=spec.stop_after, pacer=pacer)
     if keep_alive is not None:
         keep_alive.append((result, run))
-    m = WorkloadMeasurement(
-        name=w.full_name, status=result.status, reason=result.reason,
-        scheduled_pods=result.scheduled_pods, attempts=result.attempts,
-        virtual_seconds=result.virtual_seconds)
-    if run is not None:
-        m.measured_pods = run.window_scheduled
-        m.measured_attempts = run.window_attempts
-        m.stopped_before_op = run.stopped_before
+    m = measurement_of(w, result, run)
     if not timing:
         return m
     m.throughput_avg = _throughput(result)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = [
     "MODES",
@@ -25,6 +26,8 @@ __all__ = [
     "WorkerSpec",
     "WorkloadMeasurement",
     "atomic_write_json",
+    "exit_with",
+    "run_problem",
 ]
 
 RESULT_SCHEMA = 1
@@ -174,6 +177,35 @@ class WorkloadMeasurement:
     def from_dict(cls, data: Mapping[str, Any]) -> WorkloadMeasurement:
         known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def exit_with(main: Callable[[], int]) -> NoReturn:
+    """A worker's ``__main__``: run ``main``; argparse's exit is its status, a crash prints
+    the traceback and is status 1; flush and leave with ``os._exit`` (no interpreter
+    teardown, so nothing after the work is counted or timed)."""
+    try:
+        code = main()
+    except SystemExit as exc:  # argparse
+        code = exc.code if isinstance(exc.code, int) else 2
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def run_problem(result: WorkerResult | None, returncode: int, log: str) -> str | None:
+    """Why a worker run gave no usable RESULT.json (None when it did): its ``error``, or
+    its exit status with the last lines of its log."""
+    if result is not None and result.error:
+        return result.error
+    if returncode != 0 or result is None:
+        tail = "\n".join(log.strip().splitlines()[-5:])
+        return f"worker exited with status {returncode}: {tail}"
+    return None
 
 
 @dataclass

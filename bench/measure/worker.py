@@ -117,15 +117,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        code = main()
-    except SystemExit as exc:  # argparse
-        code = exc.code if isinstance(exc.code, int) else 2
-    except BaseException:
-        import traceback
+    from bench.measure.spec import exit_with
 
-        traceback.print_exc()
-        code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    exit_with(main)

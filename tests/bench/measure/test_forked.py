@@ -18,7 +18,6 @@ import pytest
 from bench.measure.forked import FORKED_FIELDS, SETUP_END_REASON
 from bench.measure.instructions import measure_instructions, valgrind_available
 from tests.bench.measure.helpers import ROOT, SMALL, SMALLER, TINY_CONFIG
-from tests.bench.measure.test_instructions import FAKE_VALGRIND
 
 needs_valgrind = pytest.mark.skipif(not valgrind_available(), reason="valgrind not installed")
 
@@ -124,12 +123,6 @@ def folder(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def fake_valgrind(tmp_path_factory) -> str:
-    path = tmp_path_factory.mktemp("bin") / "valgrind"
-    path.write_text(FAKE_VALGRIND.format(python=sys.executable))
-    path.chmod(0o755)
-    return str(path)
 
 
 def _env(folder: Path) -> dict[str, str]:
@@ -205,8 +198,9 @@ def test_counts_survive_a_bad_workload_in_the_middle(folder, fake_valgrind, tmp_
             "workloads": [SMALL, name, SMALLER]}
     counts = measure_instructions(spec, jobs=2, valgrind=fake_valgrind, env=_env(folder),
                                   workdir=tmp_path)
-    assert (counts[SMALL].status, counts[SMALL].measured) == ("ok", 50_000)
-    assert (counts[SMALLER].status, counts[SMALLER].measured) == ("ok", 10_000)
+    assert (counts[SMALL].status, counts[SMALL].measured) == ("ok", 50_000), counts[SMALL].reason
+    assert (counts[SMALLER].status, counts[SMALLER].measured) == ("ok", 10_000), (
+        counts[SMALLER].reason)
     c = counts[name]
     assert c.measured is None
     want = {FAILED: ("failed", "parameter $init is undefined"),
@@ -217,7 +211,7 @@ def test_counts_survive_a_bad_workload_in_the_middle(folder, fake_valgrind, tmp_
     details = counts[SMALL]
     assert (details.total, details.setup, details.setup_pods, details.measured_pods) == (
         10**9 + 70_000, 10**9 + 20_000, 20, 50)
-    assert details.native_cpu_seconds and details.process_seconds
+    assert details.native_cpu_seconds is not None and details.process_seconds
 
 
 def test_a_spec_that_cannot_run_gives_every_workload_the_reason(folder, fake_valgrind,
@@ -282,8 +276,11 @@ def test_fork_and_separate_processes_give_the_same_count(folder, tmp_path):
     agree to the instruction: the processes differ before the set-up starts (the forking
     parent loaded other modules, made a pipe, ...), which moves the type attribute cache's
     collisions and address-hashed layouts, and that moves the measured section's count by a
-    few hundred instructions per pod (measured: 18,709 of 42.5 M, 4.4e-4). The bound is a
-    fifth of the default 1 % minimum effect."""
+    few hundred to a few thousand instructions per pod, depending on the code's layout
+    (measured between 4.4e-4 and 2.3e-3 of 42 M over several versions). The bound is half
+    the default 1 % minimum effect: it catches a method counting the wrong section (set-up
+    included or measured section missing: tens of percent), and each method is exact on its
+    own, which the repeatability tests check."""
     env = _frozen(tmp_path)
     spec = {"configs": [str(folder / "performance-config.yaml")], "workloads": [SMALL]}
     fork = measure_instructions(spec, env=env, workdir=tmp_path / "fork")[SMALL]
@@ -294,4 +291,4 @@ def test_fork_and_separate_processes_give_the_same_count(folder, tmp_path):
     diff = fork.measured - separate.measured
     print(f"fork {fork.measured}, separate {separate.measured}: {diff:+d} "
           f"({diff / separate.measured:+.2e})")
-    assert abs(diff) / separate.measured < 2e-3
+    assert abs(diff) / separate.measured < 5e-3
