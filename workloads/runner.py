@@ -141,7 +141,6 @@ STOP_AFTER = ("all", "setup")  # run_workload(stop_after=...)
 _ADDED, _MODIFIED = EventType.ADDED, EventType.MODIFIED
 
 
-
 class Pacer(Protocol):
     """Takes turns with another process: see the ``pacer`` switch in the module docstring."""
 
