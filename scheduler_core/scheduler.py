@@ -19,7 +19,7 @@ import numpy as np
 
 from scheduler_core.api.node import Node
 from scheduler_core.api.pod import Pod
-from scheduler_core.cluster.events import EventType, WatchEvent
+from scheduler_core.cluster.events import ADDED, DELETED, MODIFIED, EventType, WatchEvent
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.errors import UnknownSchedulerError
 from scheduler_core.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
@@ -53,8 +53,6 @@ _MAX = np.maximum.reduce
 _PRIORITY = attrgetter("priority")
 _NODE_NAME = attrgetter("node_name")
 _UID = attrgetter("uid")
-# EventType members as module constants (attribute access on an enum class is slow in 3.11)
-_ADDED, _MODIFIED, _DELETED = EventType.ADDED, EventType.MODIFIED, EventType.DELETED
 _NO_PLACEMENT = Placement([], np.zeros(0, dtype=np.int64), 0)  # no nominated pods to add
 
 
@@ -266,7 +264,7 @@ class Scheduler:
         q = self.queue
         if kind == "Pod":
             old, new = ev.old, ev.new
-            if ev.type is _ADDED:
+            if ev.type is ADDED:
                 if new.node_name:
                     q.assigned_pod_added(new)
                 elif new.scheduler_name in self.profiles:
@@ -274,7 +272,7 @@ class Scheduler:
                 else:
                     self.ignored[new.key] = IgnoredPod(new.namespace, new.name,
                                                        new.scheduler_name)
-            elif ev.type is _MODIFIED:
+            elif ev.type is MODIFIED:
                 if not old.node_name and new.node_name:  # bound
                     q.delete(new)
                     q.assigned_pod_added(new)
@@ -290,23 +288,24 @@ class Scheduler:
                 else:
                     q.delete(old)
         elif kind == "Node":
-            if ev.type is _ADDED:
-                q.move_all_to_active_or_backoff(ClusterEvent("Node", ActionType.ADD), None, ev.new)
-            elif ev.type is _MODIFIED:
+            if ev.type is ADDED:
+                q.move_all_to_active_or_backoff(_cluster_event("Node", ActionType.ADD), None,
+                                                ev.new)
+            elif ev.type is MODIFIED:
                 action = node_update_action(ev.old, ev.new)
                 if action:
-                    q.move_all_to_active_or_backoff(ClusterEvent("Node", action), ev.old, ev.new)
+                    q.move_all_to_active_or_backoff(_cluster_event("Node", action), ev.old, ev.new)
             else:
-                q.move_all_to_active_or_backoff(ClusterEvent("Node", ActionType.DELETE),
+                q.move_all_to_active_or_backoff(_cluster_event("Node", ActionType.DELETE),
                                                 ev.old, None)
         else:
-            if kind == "Namespace" and ev.type is not _ADDED:
+            if kind == "Namespace" and ev.type is not ADDED:
                 index = self.cluster.table.indexes.get("selector-counts")
                 if index is not None:
                     index.invalidate_namespace_selectors()
-            action = {_ADDED: ActionType.ADD, _DELETED: ActionType.DELETE}.get(
+            action = {ADDED: ActionType.ADD, DELETED: ActionType.DELETE}.get(
                 ev.type, ActionType.UPDATE)
-            q.move_all_to_active_or_backoff(ClusterEvent(kind, action), ev.old, ev.new)
+            q.move_all_to_active_or_backoff(_cluster_event(kind, action), ev.old, ev.new)
 
     # ------------------------------------------------------------------ the loop
     def schedule_one(self) -> bool:
@@ -898,6 +897,18 @@ class _Pass1:
                 remap[k] = i
             status_index[hit] = remap[mine[hit]]
         return status_index, statuses
+
+
+_EVENTS: dict[tuple[str, int], ClusterEvent] = {}
+
+
+def _cluster_event(kind: str, action: int) -> ClusterEvent:
+    """The one ClusterEvent object per (kind, action): the queue remembers by object whether
+    any plugin registered for an event, so every Node event of a kind must be the same one."""
+    ev = _EVENTS.get((kind, action))
+    if ev is None:
+        ev = _EVENTS[(kind, action)] = ClusterEvent(kind, action)
+    return ev
 
 
 def _as_run(table: Any, feasible: np.ndarray, n: int) -> Any:

@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scheduler_core.api.pod import Pod
-from scheduler_core.cluster.events import EventType, WatchEvent
+from scheduler_core.cluster.events import ADDED, MODIFIED, WatchEvent
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.errors import SchedulerCoreError
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks, load_config
@@ -136,9 +136,6 @@ QUEUEING_HINTS_GATE = "SchedulerQueueingHints"
 WAIT_LIMIT = 600.0  # upstream's 10-minute wait for pods (virtual seconds in virtual mode)
 PROGRESS_EVERY = 0.5  # seconds of wall time between progress callbacks
 STOP_AFTER = ("all", "setup")  # run_workload(stop_after=...)
-
-# EventType members as module constants (attribute access on an enum class is slow in 3.11)
-_ADDED, _MODIFIED = EventType.ADDED, EventType.MODIFIED
 
 
 class Pacer(Protocol):
@@ -280,7 +277,7 @@ class Run:
         if ev.kind != "Pod":
             return
         t = ev.type
-        if t is _MODIFIED:
+        if t is MODIFIED:
             new = ev.new
             old = ev.old
             ns = new.namespace
@@ -295,7 +292,7 @@ class Run:
                     w.bound += 1
                 for hook in self.bind_hooks:
                     hook(new)
-        elif t is _ADDED:
+        elif t is ADDED:
             new = ev.new
             ns = new.namespace
             pods = self.ns_pods.get(ns)

@@ -6,13 +6,18 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-__all__ = ["EventType", "WatchEvent"]
+__all__ = ["ADDED", "DELETED", "MODIFIED", "EventType", "WatchEvent"]
 
 
 class EventType(Enum):
     ADDED = "ADDED"
     MODIFIED = "MODIFIED"
     DELETED = "DELETED"
+
+
+# the members as module constants, for hot paths: attribute access on an enum class goes
+# through EnumType's __getattr__ hook and costs several times a global lookup in 3.11
+ADDED, MODIFIED, DELETED = EventType.ADDED, EventType.MODIFIED, EventType.DELETED
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,15 +23,13 @@ from collections.abc import Callable, Iterable
 from scheduler_core.api.node import Node
 from scheduler_core.api.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from scheduler_core.api.pod import Pod
-from scheduler_core.cluster.events import EventType, WatchEvent
+from scheduler_core.cluster.events import ADDED, DELETED, MODIFIED, EventType, WatchEvent
 from scheduler_core.errors import AlreadyExistsError, ClusterError, NotFoundError
 from scheduler_core.nodetable.table import NodeTable
 
 __all__ = ["Cluster"]
 
 Subscriber = Callable[[WatchEvent], None]
-# EventType members as module constants (attribute access on an enum class is slow in 3.11)
-_ADDED, _MODIFIED, _DELETED = EventType.ADDED, EventType.MODIFIED, EventType.DELETED
 
 
 class Cluster:
@@ -80,7 +78,7 @@ class Cluster:
         slot = self.table.add_node(node)
         for pod in self._orphans.pop(node.name, {}).values():
             self.table.add_pod(pod, slot)
-        self._emit("Node", _ADDED, None, node)
+        self._emit("Node", ADDED, None, node)
 
     def add_nodes(self, nodes: Iterable[Node]) -> None:
         for n in nodes:
@@ -89,7 +87,7 @@ class Cluster:
     def update_node(self, node: Node) -> None:
         old = self.node(node.name)
         self.table.update_node(node)
-        self._emit("Node", _MODIFIED, old, node)
+        self._emit("Node", MODIFIED, old, node)
 
     def delete_node(self, name: str) -> None:
         old = self.node(name)
@@ -99,7 +97,7 @@ class Cluster:
         self.table.remove_node(name)
         if stranded:
             self._orphans[name] = stranded
-        self._emit("Node", _DELETED, old, None)
+        self._emit("Node", DELETED, old, None)
 
     # ------------------------------------------------------------------ pods
     def get_pod(self, namespace: str, name: str) -> Pod:
@@ -141,7 +139,7 @@ class Cluster:
         self.pods[key] = pod
         if pod.node_name:
             self._account(pod)
-        self._emit("Pod", _ADDED, None, pod)
+        self._emit("Pod", ADDED, None, pod)
 
     def _account(self, pod: Pod) -> None:
         slot = self.table.slot_of.get(pod.node_name)
@@ -174,7 +172,7 @@ class Cluster:
             if new.start_time is None:
                 new.start_time = old.start_time
             self._account(new)
-        self._emit("Pod", _MODIFIED, old, new)
+        self._emit("Pod", MODIFIED, old, new)
 
     def delete_pod(self, namespace: str, name: str) -> Pod:
         key = f"{namespace}/{name}"
@@ -184,7 +182,7 @@ class Cluster:
         if pod.node_name:
             self._unaccount(pod)
         self.assumed.discard(key)
-        self._emit("Pod", _DELETED, pod, None)
+        self._emit("Pod", DELETED, pod, None)
         return pod
 
     # scheduler cache operations (no events)
@@ -222,7 +220,7 @@ class Cluster:
         pod.start_time = self._clock()
         self.bind_count += 1
         # the informer sees the unscheduled pod turn into an assigned one
-        self._emit("Pod", _MODIFIED, _Unbound(pod), pod)
+        self._emit("Pod", MODIFIED, _Unbound(pod), pod)
 
     def pods_on_node(self, node_name: str) -> list[Pod]:
         slot = self.table.slot_of.get(node_name)
@@ -262,7 +260,7 @@ class Cluster:
         old = store.pop(key, None)
         if old is None:
             raise NotFoundError(f"{kind} {key} not found")
-        self._emit(kind, _DELETED, old, None)
+        self._emit(kind, DELETED, old, None)
 
     def _store(self, kind: str) -> dict:
         stores = {"Namespace": self.namespaces, "PriorityClass": self.priority_classes,
@@ -278,7 +276,7 @@ class Cluster:
         if not update and old is not None:
             raise AlreadyExistsError(f"{kind} {key} already exists")
         store[key] = obj
-        self._emit(kind, _MODIFIED if update else _ADDED, old, obj)
+        self._emit(kind, MODIFIED if update else ADDED, old, obj)
 
     def list_services(self, namespace: str) -> list[Service]:
         return [s for s in self.services.values() if s.namespace == namespace]
