@@ -12,12 +12,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from scheduler_core.api.pod import Pod, PodSpec
+from scheduler_core.api.pod import Pod
 from scheduler_core.errors import ConfigError
 from scheduler_core.framework.interface import SKIP, CycleState, Status
 from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.plugins import names
-from scheduler_core.plugins.helper import check_keys, count, per_spec, require_mapping
+from scheduler_core.plugins.helper import SpecCache, check_keys, count, require_mapping
 from scheduler_core.plugins.resource_allocation import (
     ResourceSpec,
     allocatable_requested,
@@ -54,13 +54,9 @@ class NodeResourcesBalancedAllocation:
     def __init__(self, args: dict | None = None, handle: object = None, *,
                  args_path: str = "") -> None:
         self.resources = parse_args(args, args_path)
-        self._by_spec: dict[int, tuple[Any, Any]] = {}  # per PodSpec: its requests
-
-    def _requests(self, spec: PodSpec) -> tuple[int, ...]:
-        return per_spec(self._by_spec, spec, self._compute_requests)
-
-    def _compute_requests(self, spec: PodSpec) -> tuple[int, ...]:
-        return pod_requests(spec, self.resources, use_requested=True)
+        resources = self.resources
+        self._requests = SpecCache(  # per PodSpec: its requests
+            lambda spec: pod_requests(spec, resources, use_requested=True))
 
     def pre_score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> Status | None:
         reqs = self._requests(pod.spec)

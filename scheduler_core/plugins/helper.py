@@ -17,6 +17,7 @@ from scheduler_core.framework.interface import MAX_NODE_SCORE
 from scheduler_core.nodetable.table import NodeTable
 
 __all__ = [
+    "SpecCache",
     "alloc_profile",
     "check_keys",
     "count",
@@ -115,6 +116,19 @@ def per_spec(cache: dict[int, tuple[Any, Any]], spec: Any, compute: Callable[[An
         cache.clear()
     cache[id(spec)] = (spec, value)
     return value
+
+
+class SpecCache:
+    """``cache(spec)`` is ``compute(spec)``, memoised per PodSpec object (:func:`per_spec`)."""
+
+    __slots__ = ("_compute", "_entries")
+
+    def __init__(self, compute: Callable[[Any], Any]) -> None:
+        self._compute = compute
+        self._entries: dict[int, tuple[Any, Any]] = {}
+
+    def __call__(self, spec: Any) -> Any:
+        return per_spec(self._entries, spec, self._compute)
 
 
 def alloc_profile(table: NodeTable, name: str) -> tuple[int | None, bool]:

@@ -38,11 +38,11 @@ from scheduler_core.framework.interface import (
 from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.plugins import names
 from scheduler_core.plugins.helper import (
+    SpecCache,
     alloc_profile,
     check_keys,
     count,
     label_name_problem,
-    per_spec,
     require_int,
     require_list,
     require_mapping,
@@ -217,21 +217,12 @@ class NodeResourcesFit:
             self._scorer = requested_to_capacity_ratio_scorer(self.args.shape)
         else:
             self._scorer = least_allocated_scorer
-        # per PodSpec: the filter's checks and the scored requests (see helper.per_spec)
-        self._fit_by_spec: dict[int, tuple[Any, Any]] = {}
-        self._score_by_spec: dict[int, tuple[Any, Any]] = {}
-
-    def _fit_of(self, spec: PodSpec) -> _FitRequest:
-        return per_spec(self._fit_by_spec, spec, self._compute_fit)
-
-    def _compute_fit(self, spec: PodSpec) -> _FitRequest:
-        return _fit_request(spec, self.args.ignored_resources, self.args.ignored_resource_groups)
-
-    def _score_requests(self, spec: PodSpec) -> tuple[int, ...]:
-        return per_spec(self._score_by_spec, spec, self._compute_score_requests)
-
-    def _compute_score_requests(self, spec: PodSpec) -> tuple[int, ...]:
-        return pod_requests(spec, self.resources, use_requested=False)
+        # per PodSpec: the filter's checks and the scored requests
+        args, resources = self.args, self.resources
+        self._fit_of = SpecCache(lambda spec: _fit_request(
+            spec, args.ignored_resources, args.ignored_resource_groups))
+        self._score_requests = SpecCache(
+            lambda spec: pod_requests(spec, resources, use_requested=False))
 
     def _request(self, state: CycleState, pod: Pod) -> _FitRequest:
         req = state.get(_PRE_FILTER_KEY)

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from scheduler_core.api.node import Node
-from scheduler_core.api.pod import Pod, PodSpec
+from scheduler_core.api.pod import Pod
 from scheduler_core.api.selectors import Toleration, tolerates_any
 from scheduler_core.framework.interface import (
     MAX_NODE_SCORE,
@@ -28,11 +28,11 @@ from scheduler_core.nodetable.matching import BLOCKING_EFFECTS, taint_lookup, un
 from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.plugins import names
 from scheduler_core.plugins.helper import (
+    SpecCache,
     count,
     default_normalize,
     is_zeros,
     no_args,
-    per_spec,
     zeros,
 )
 
@@ -49,10 +49,6 @@ def _reason(taint: Any) -> str:
 
 def _prefer_tolerations(tolerations: tuple[Toleration, ...]) -> tuple[Toleration, ...]:
     return tuple(t for t in tolerations if t.effect in ("", _PREFER))
-
-
-def _spec_prefer_tolerations(spec: PodSpec) -> tuple[Toleration, ...]:
-    return _prefer_tolerations(spec.tolerations)
 
 
 def _intolerable_counts(table: NodeTable, tolerations: tuple[Toleration, ...]) -> np.ndarray:
@@ -78,10 +74,8 @@ class TaintToleration:
     def __init__(self, args: dict | None = None, handle: object = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
-        self._by_spec: dict[int, tuple[Any, Any]] = {}  # per PodSpec: its prefer tolerations
-
-    def _prefer(self, spec: PodSpec) -> tuple[Toleration, ...]:
-        return per_spec(self._by_spec, spec, _spec_prefer_tolerations)
+        # per PodSpec: its PreferNoSchedule tolerations
+        self._prefer = SpecCache(lambda spec: _prefer_tolerations(spec.tolerations))
 
     # ------------------------------------------------------------------ Filter
     def filter(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> np.ndarray | None:
