@@ -82,7 +82,7 @@ from bench.measure.instructions import (
     valgrind_available,
 )
 from bench.measure.spec import WorkerSpec
-from bench.study_time import run_time_study, top_plugin
+from bench.study_time import ALARMS, run_time_study, top_plugin
 from reports.stats import compare_frames
 from reports.stats.compare import DEFAULT_Q, MIN_EFFECT
 
@@ -101,7 +101,6 @@ PLUGIN_PATH = "workloads.example_plugins.slowdown:InjectedSlowdown"
 PLUGIN_KEY = f"{PLUGIN}/PreFilter"
 DEFAULT_SIZES = (0.01, 0.02, 0.05, 0.10)
 RESULTS_SCHEMA = 1
-ALARMS = ("regression", "improvement")
 # instruction-mode HEADs aim this much (relative) above the nominal size, so that a nominal
 # 1 % cannot land below the 1 % minimum effect: with the plugin's constants (the two largest
 # sizes; unit and call costs vary by about 1 % and 30 % between workloads) and with the

@@ -25,9 +25,9 @@ runs made apart. The study therefore stores *rounds* and resamples rounds:
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +54,16 @@ DECISION_SCHEMA = {"cell": pl.String, "target": pl.String, "n": pl.Int64, "draw"
                    "alarm": pl.Boolean, "verdicts": pl.String}
 
 
+@dataclass(frozen=True)
 class PoolSpec:
-    """One pool: ``name`` ("aa" or a size key), the workloads it runs, the two configs."""
+    """One pool: ``name`` ("aa" or a size key), the workloads it runs, the two configs, and
+    the affected workload it is for (None: the A/A pool)."""
 
-    def __init__(self, name: str, spec: WorkerSpec, base: Path, head: Path,
-                 target: str | None = None) -> None:
-        self.name, self.spec, self.base, self.head, self.target = name, spec, base, head, target
+    name: str
+    spec: WorkerSpec
+    base: Path
+    head: Path
+    target: str | None = None
 
 
 def run_pool(pool: PoolSpec, rounds: int, workdir: Path, *, jobs: int, say: Say,
@@ -256,10 +260,6 @@ def summarize(decisions: pl.DataFrame, attributions: Sequence[Mapping[str, Any]]
             "names_plugin": (sum(a["top"] == PLUGIN_KEY for a in named) / len(named))
             if named else None}
     return out
-
-
-def pct(x: float | None) -> str:
-    return "-" if x is None or not math.isfinite(x) else f"{100 * x:.1f} %"
 
 
 def calibration_for(rows: pl.DataFrame, probe: Mapping[str, Any], workload: str
