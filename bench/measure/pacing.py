@@ -160,9 +160,13 @@ def relay_turns(procs: Sequence[subprocess.Popen[bytes]], pipes: Sequence[tuple[
             return other if other in ready else holder
         return ready[0] if len(ready) == 1 else first(k)
 
-    holder = pick(None, False)
-    while holder is not None and not give(holder):
-        holder = pick(None, False)
+    def hand_to(nxt: int | None) -> int | None:
+        """Give the turn to ``nxt``, or to whoever is next when it has exited."""
+        while nxt is not None and not give(nxt):
+            nxt = pick(None, False)
+        return nxt
+
+    holder = hand_to(pick(None, False))
     while holder is not None:
         s = sides[holder]
         timeout = None if deadline is None else max(0.0, deadline - clock())
@@ -179,10 +183,7 @@ def relay_turns(procs: Sequence[subprocess.Popen[bytes]], pipes: Sequence[tuple[
             s.finished += 1
         elif not yielded:
             lose(holder, "exited")
-        nxt = pick(holder, yielded)
-        while nxt is not None and not give(nxt):
-            nxt = pick(None, False)
-        holder = nxt
+        holder = hand_to(pick(holder, yielded))
     return problems
 
 
