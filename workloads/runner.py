@@ -33,9 +33,9 @@ Measurement switches (used by ``bench.measure``; the defaults are the normal run
 * ``stop_after="setup"``: run only the ops before the first op that opens a metrics collection
   (``createPods`` with ``collectMetrics``, ``startCollectingMetrics``), i.e. the cluster set-up
   (``createNodes``, initial pods, ...), then finish as if the workload ended there.
-* ``at_setup_end``: called once where ``stop_after="setup"`` would stop, before the first op
-  that opens a metrics collection (after the last op when none does). Instruction counting
-  forks the process there.
+* ``at_setup_end(run)``: called once, with the Run, where ``stop_after="setup"`` would stop:
+  before the first op that opens a metrics collection (after the last op when none does).
+  Instruction counting forks the process there.
 * ``pacer`` (a :class:`Pacer`): called after every scheduling cycle, it may block while
   another process takes its turn (paced time measurements in ``bench.measure.pacing``); the
   windows' wall time and throughput samples then run on ``pacer.now``, a clock that stops
@@ -203,7 +203,7 @@ class Run:
                  progress: Callable[[ProgressEvent], None] | None,
                  wall_clock_metrics: bool = True, plugin_sample_percent: int = 10,
                  stop_after: str = "all", pacer: Pacer | None = None,
-                 at_setup_end: Callable[[], None] | None = None) -> None:
+                 at_setup_end: Callable[[Run], None] | None = None) -> None:
         self.tc = test_case
         self.w = workload
         self.ops = list(ops)
@@ -573,7 +573,7 @@ class Run:
         stop = setup_end if self.stop_after == "setup" else len(self.ops)
         for i, op in enumerate(self.ops):
             if i == setup_end and self.at_setup_end is not None:
-                self.at_setup_end()
+                self.at_setup_end(self)
             if i >= stop:
                 self.stopped_before = i
                 break
@@ -595,7 +595,7 @@ class Run:
             if self.wall_clock_metrics:
                 self.peak_rss = max(self.peak_rss, rss_bytes())
         if setup_end == len(self.ops) and self.at_setup_end is not None:
-            self.at_setup_end()
+            self.at_setup_end(self)
         self._check_in_flight()
 
     def _check_in_flight(self) -> None:
@@ -714,7 +714,7 @@ def execute_workload(test_case: TestCase, workload: Workload, *, seed: int = 0,
                      progress: Callable[[ProgressEvent], None] | None = None,
                      wall_clock_metrics: bool = True, plugin_sample_percent: int = 10,
                      stop_after: str = "all", pacer: Pacer | None = None,
-                     at_setup_end: Callable[[], None] | None = None,
+                     at_setup_end: Callable[[Run], None] | None = None,
                      ) -> tuple[WorkloadResult, Run | None]:
     """:func:`run_workload`, also returning the finished :class:`Run` (cluster, scheduler)
     for inspection; None when the run could not be set up."""

@@ -102,13 +102,6 @@ def _write_json(name: str, data: Any) -> None:
     os.replace(tmp, name)
 
 
-def _bind_count(frame: Any) -> int | None:
-    """Pods bound so far, read from the Run whose ``execute`` called the hook."""
-    run = frame.f_locals.get("self") if frame is not None else None
-    cluster = getattr(run, "cluster", None)
-    return getattr(cluster, "bind_count", None)
-
-
 def _child(k: int, tc: Any, w: Any, spec: Any, execute: Callable[..., Any],
            stop: type[Exception], modules_out: str | None, tokens: int) -> NoReturn:
     """C: wait for a token on the pipe ``tokens``, then run workload ``k``; at the set-up end
@@ -121,8 +114,8 @@ def _child(k: int, tc: Any, w: Any, spec: Any, execute: Callable[..., Any],
             os._exit(code)
         os.close(os.open(tag + ".started", os.O_WRONLY | os.O_CREAT, 0o644))
 
-        def at_setup_end() -> None:
-            state["setup_pods"] = _bind_count(sys._getframe(1))
+        def at_setup_end(run: Any) -> None:
+            state["setup_pods"] = run.cluster.bind_count
             _flush()
             setup_pid = os.fork()
             if setup_pid == 0:  # S: end the run here, as stop_after="setup" would
