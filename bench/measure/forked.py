@@ -239,7 +239,9 @@ def run_forked(chosen: Sequence[tuple[Any, Any]], spec: Any, *, jobs: int = 1,
             _child(k, chosen[k][0], chosen[k][1], spec, execute_workload, StopAtSetupEnd,
                    modules_out, tokens_r)
         pids[k] = pid
-    os.close(tokens_r)
+    # the parent keeps the read end open too: a child that exited before being reaped no
+    # longer reads, and a token written when every remaining child has exited would
+    # otherwise fail with EPIPE (surplus tokens just stay in the pipe)
     os.write(tokens_w, b"." * min(max(1, jobs), n))
     running = {pid: k for k, pid in enumerate(pids)}
     codes = [0] * n
@@ -273,6 +275,7 @@ def run_forked(chosen: Sequence[tuple[Any, Any]], spec: Any, *, jobs: int = 1,
         seconds[k] = time.time() - started if started is not None else 0.0
         cpu[k] = usage.ru_utime + usage.ru_stime
     os.close(tokens_w)
+    os.close(tokens_r)
     return [_entry(k, w.full_name, pids[k], codes[k], timed_out[k] and timeout, seconds[k],
                    cpu[k]) for k, (_tc, w) in enumerate(chosen)]
 
