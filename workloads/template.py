@@ -30,7 +30,9 @@ builtins (``printf``, ``len``, ``index``, ...). No upstream template uses any of
 Deliberate differences from Go:
 
 * a missing map key is an error naming the fields that exist (Go's default ``missingkey``
-  option would print ``<no value>`` and let the YAML decoder fail later, far from the cause);
+  option would print ``<no value>`` and let the YAML decoder fail later, far from the cause),
+  except as the whole condition of an ``if`` / ``else if``, where Go's "no value" is false
+  (upstream's ``podgroup.yaml`` writes ``{{if .priority}}`` for an optional parameter);
 * a literal of the wrong type for ``mod``/``div`` is reported when the template is parsed,
   not when it runs;
 * columns in messages are 1-based and count characters (Go: 0-based bytes, and only the line
@@ -796,6 +798,8 @@ class _Compiler:
         cond_toks.next()  # "if"
         while True:
             cond = self._pipeline(cond_toks, cond_action.off, "if")
+            # Go: a missing map key is "no value", which `if` takes as false
+            cond = getattr(cond, "if_missing_false", cond)
             self._expect_end_of_action(cond_toks, "the if condition")
             body, stop = self._list()
             if stop is None:
@@ -996,19 +1000,29 @@ class _Compiler:
                 except Exception:
                     raise fail(data, 0) from None
 
+            def get_one_or_none(data: Any) -> Any:
+                if isinstance(data, Mapping) and key not in data:
+                    return None
+                return get_one(data)
+
+            get_one.if_missing_false = get_one_or_none  # type: ignore[attr-defined]
             return get_one
 
-        def get_chain(data: Any) -> Any:
+        def get_chain(data: Any, missing_ok: bool = False) -> Any:
             value = base(data)
             for depth, key in enumerate(names):
                 if not isinstance(value, Mapping):
                     raise fail(value, depth)
+                if missing_ok and key not in value:
+                    return None
                 try:
                     value = value[key]
                 except Exception:
                     raise fail(value, depth) from None
             return value
 
+        get_chain.if_missing_false = (  # type: ignore[attr-defined]
+            lambda data: get_chain(data, True))
         return get_chain
 
     # -- commands and calls ---------------------------------------------------------------

@@ -439,17 +439,36 @@ def _upstream_templates() -> list[Any]:
     return [pytest.param(p, id=str(p.relative_to(UPSTREAM))) for p in paths]
 
 
+# templateParams some upstream templates require, and those they take optionally
+# (``{{if .priority}}``: a missing key is false in an ``if``, as in Go)
+TEMPLATE_PARAMS = {"podgroup.yaml": ({"minCount": 3}, {"priority": 5, "disruptionMode": "single"})}
+
+
 @pytest.mark.parametrize("path", _upstream_templates())
 def test_upstream_template_renders_to_yaml(path: Path) -> None:
     text = path.read_text()
     tpl = Template(text, source=str(path))
-    out = tpl.render({"Index": 7, "Count": 30})
-    obj = yaml.safe_load(out)
-    assert isinstance(obj, dict)
-    assert "kind" in obj
-    assert "{{" not in out
+    required, optional = TEMPLATE_PARAMS.get(path.name, ({}, {}))
+    renders = [tpl.render({"Index": 7, "Count": 30, **required})]
+    if optional:
+        renders.append(tpl.render({"Index": 7, "Count": 30, **required, **optional}))
+    for out in renders:
+        obj = yaml.safe_load(out)
+        assert isinstance(obj, dict)
+        assert "kind" in obj
+        assert "{{" not in out
     assert tpl.is_static == ("{{" not in text)
-    assert tpl.fields <= {"Index", "Count"}
+    assert tpl.fields <= {"Index", "Count", *required, *optional}
+
+
+def test_a_missing_key_is_false_as_an_if_condition_and_an_error_elsewhere() -> None:
+    tpl = Template("{{if .opt}}{{.opt}}{{else}}none{{end}}/{{if .a.b}}b{{end}}", source="t")
+    assert tpl.render({}) == "none/"
+    assert tpl.render({"opt": 2, "a": {"b": 1}}) == "2/b"
+    with pytest.raises(TemplateError, match=r"undefined field .opt \(available: .x\)"):
+        Template("{{.opt}}", source="t").render({"x": 1})
+    with pytest.raises(TemplateError, match=r"undefined field \.opt"):
+        Template("{{if eq .opt 1}}y{{end}}", source="t").render({"x": 1})
 
 
 # file (relative to the upstream folder), path into the object, expected value
