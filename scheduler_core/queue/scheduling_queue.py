@@ -4,7 +4,10 @@ Pods waiting to be scheduled live in exactly one of three places:
 
 - **activeQ**: a heap ordered by the QueueSort key; ``pop`` takes its head.
 - **backoffQ**: a heap ordered by backoff expiry; ``flush_backoff_completed`` (every 1 s)
-  moves expired pods to activeQ.
+  moves expired pods to activeQ. With ``pop_from_backoff`` (the SchedulerPopFromBackoffQ
+  gate, on by default since v1.33) expiries are aligned to the 1 s flush windows, pods of one
+  window are ordered as activeQ orders them, and ``pop`` takes the head of the plugin-rejected
+  backoff heap when activeQ is empty (never a pod that failed with an error).
 - **unschedulable pool**: a dict keyed by pod uid. Pods rejected with no event yet that
   could help them, and pods gated by a PreEnqueue plugin. Cluster events
   (``move_all_to_active_or_backoff``) ask the *rejector* plugins' queueing hints whether
@@ -241,6 +244,9 @@ class PriorityQueue:
         (PrioritySort) when omitted.
     namespace_labels : callable, optional
         ``namespace -> labels``, for namespaceSelector terms when an assigned pod is added.
+    pop_from_backoff : bool
+        The SchedulerPopFromBackoffQ feature gate (KEP-5142; beta and on by default since
+        v1.33). Off: backoffQ is only left through the periodic flush.
     """
 
     def __init__(
@@ -257,6 +263,7 @@ class PriorityQueue:
         namespace_labels: Callable[[str], Mapping[str, str]] | None = None,
         backoff_flush_period: float = BACKOFF_FLUSH_PERIOD,
         unschedulable_flush_period: float = UNSCHEDULABLE_FLUSH_PERIOD,
+        pop_from_backoff: bool = False,
     ) -> None:
         if not initial_backoff > 0:
             raise ValueError(f"initial_backoff must be > 0 seconds, got {initial_backoff}")
@@ -279,6 +286,7 @@ class PriorityQueue:
         self._max_in_unschedulable = float(max_in_unschedulable)
         self._sort_key: SortKeyFn = sort_key or default_sort_key
         self._namespace_labels = namespace_labels
+        self._pop_from_backoff = pop_from_backoff
 
         # activeQ / backoffQ: heaps of (key, counter, qpi) with lazy deletion; the dict holds
         # the live entry per uid, a heap entry is live iff it is that dict's value.
@@ -286,8 +294,10 @@ class PriorityQueue:
         self._active: dict[str, tuple[Any, int, QueuedPodInfo]] = {}
         # backoffQ is two heaps sharing one dict, as upstream's newer podBackoffQ /
         # podErrorBackoffQ: [0] pods rejected by plugins, [1] pods that failed with an error
-        self._backoff_heaps: tuple[list[tuple[float, int, QueuedPodInfo]], ...] = ([], [])
-        self._backoff: dict[str, tuple[float, int, QueuedPodInfo]] = {}
+        # (expiry, tie-break, qpi): the tie-break is an insertion counter, or with
+        # pop_from_backoff (activeQ sort key, counter), so pods of one window pop in activeQ order
+        self._backoff_heaps: tuple[list[tuple[float, Any, QueuedPodInfo]], ...] = ([], [])
+        self._backoff: dict[str, tuple[float, Any, QueuedPodInfo]] = {}
         # unschedulable pool, its gated members, and a lazy heap of (timestamp, counter, qpi)
         # of the non-gated members for the leftover flush and next_event_time
         self._pool: dict[str, QueuedPodInfo] = {}
@@ -403,13 +413,33 @@ class PriorityQueue:
         """The cluster events kept for in-flight pods, oldest first."""
         return [e for e, _, _ in self._events]
 
+    @property
+    def pop_from_backoff(self) -> bool:
+        return self._pop_from_backoff
+
     def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
-        return qpi.timestamp + backoff_duration(qpi.attempts, self._initial_backoff,
-                                                self._max_backoff)
+        """When the pod's backoff ends; with pop_from_backoff, the start of the flush window
+        it ends in (upstream's ``getBackoffTime`` truncated to the ordering window)."""
+        expiry = qpi.timestamp + backoff_duration(qpi.attempts, self._initial_backoff,
+                                                  self._max_backoff)
+        if self._pop_from_backoff and qpi.attempts:
+            return self._window(expiry)
+        return expiry
 
     def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
-        """§6.3; a gated pod never counts as backing off."""
-        return not qpi.gated and self.backoff_expiry(qpi) > self._clock.now()
+        """§6.3; a gated pod never counts as backing off. With pop_from_backoff a pod whose
+        backoff ends in the current flush window is still backing off."""
+        if qpi.gated:
+            return False
+        now = self._clock.now()
+        if self._pop_from_backoff:
+            return qpi.attempts > 0 and self.backoff_expiry(qpi) >= self._window(now)
+        return self.backoff_expiry(qpi) > now
+
+    def _window(self, t: float) -> float:
+        """Start of the flush window holding ``t`` (the flush grid starts at construction)."""
+        period = self._backoff_period
+        return self._t0 + math.floor((t - self._t0) / period) * period
 
     # ------------------------------------------------------------------ nominator
     def add_nominated_pod(self, pod: Pod, node_name: str | None = None) -> None:
@@ -471,7 +501,30 @@ class PriorityQueue:
             qpi.unschedulable_plugins.clear()
             qpi.pending_plugins.clear()
             return qpi
+        if self._pop_from_backoff:
+            return self._pop_backoff()
         return None
+
+    def _pop_backoff(self) -> QueuedPodInfo | None:
+        """SchedulerPopFromBackoffQ: activeQ is empty, so take the head of the backoff heap
+        of plugin-rejected pods, backing off or not (pods that failed with an error wait)."""
+        while True:
+            entry = self._backoff_head(0)
+            if entry is None:
+                return None
+            qpi = entry[2]
+            uid = qpi.pod.uid
+            heapq.heappop(self._backoff_heaps[0])
+            del self._backoff[uid]
+            qpi.attempts += 1
+            if self._hints_enabled:
+                if uid in self._in_flight:
+                    continue  # tracked twice: upstream discards the popped duplicate
+                self._in_flight[uid] = (self._events_base + len(self._events), qpi.pod)
+            self._cycle += 1
+            qpi.unschedulable_plugins.clear()
+            qpi.pending_plugins.clear()
+            return qpi
 
     def done(self, uid: str) -> None:
         """The pod's scheduling attempt is over (bound, or handed back). Drops the in-flight
@@ -637,6 +690,9 @@ class PriorityQueue:
         """Move every pod whose backoff expired to activeQ (via PreEnqueue). Returns how many
         reached activeQ."""
         now = self._clock.now()
+        if self._pop_from_backoff:
+            # aligned expiries: a pod is done once its window is before the current one
+            now = self._window(now) - self._backoff_period / 2
         backoff = self._backoff
         due = []
         for heap in self._backoff_heaps:
@@ -706,6 +762,8 @@ class PriorityQueue:
         if expiries:
             expiry = min(expiries)
             period = self._backoff_period
+            if self._pop_from_backoff:  # released by the flush after its window
+                expiry = self._window(expiry) + period
             k = max(self._backoff_k, math.ceil((expiry - self._t0) / period))
             t = self._t0 + k * period
             while t < expiry:
@@ -759,12 +817,15 @@ class PriorityQueue:
     def _move_to_backoff(self, qpi: QueuedPodInfo) -> None:
         uid = qpi.pod.uid
         self._pool_remove(uid)
-        entry = (self.backoff_expiry(qpi), next(self._counter), qpi)
+        tie: Any = next(self._counter)
+        if self._pop_from_backoff:
+            tie = (self._sort_key(qpi.pod, qpi.timestamp, qpi.seq), tie)
+        entry = (self.backoff_expiry(qpi), tie, qpi)
         self._backoff[uid] = entry
         heaps = self._backoff_heaps
         heapq.heappush(heaps[_backoff_kind(qpi)], entry)
         if len(heaps[0]) + len(heaps[1]) > 2 * len(self._backoff) + 64:
-            rebuilt: tuple[list[tuple[float, int, QueuedPodInfo]], ...] = ([], [])
+            rebuilt: tuple[list[tuple[float, Any, QueuedPodInfo]], ...] = ([], [])
             for e in self._backoff.values():
                 rebuilt[_backoff_kind(e[2])].append(e)
             for heap in rebuilt:
@@ -972,7 +1033,7 @@ class PriorityQueue:
                 break
         return out
 
-    def _backoff_head(self, kind: int) -> tuple[float, int, QueuedPodInfo] | None:
+    def _backoff_head(self, kind: int) -> tuple[float, Any, QueuedPodInfo] | None:
         heap = self._backoff_heaps[kind]
         while heap:
             entry = heap[0]
