@@ -8,6 +8,12 @@ open:
   clock (``time.perf_counter``), ticked between scheduling attempts; it counts pods whose
   ``nodeName`` went from empty to set in the window's namespaces (and label selector), as
   upstream's informer-based collector does since #127499, so pods deleted later still count.
+  Every window that binds a measured pod reports the item, whatever the machine's speed: with
+  at least :data:`MIN_SAMPLES` samples its buckets are upstream's (mean and percentiles of the
+  samples); a phase too short for that reports measured pods / measured-phase wall seconds in
+  every bucket (Average and PercNN alike). Its ``Samples`` key says which: the number of
+  upstream samples taken (below MIN_SAMPLES: the phase rate). A window that binds nothing has
+  no item, and a threshold on it fails naming why (:meth:`Window.no_throughput_reason`).
 * histograms: the run's :class:`RunRecorder` is reset when the window opens (upstream resets the
   metric families) and summarised with
   :func:`~bench.collectors.histograms.histogram_summary` when it closes, one DataItem per
@@ -39,7 +45,7 @@ from typing import Any
 
 from bench.collectors.histograms import histogram_summary
 from bench.collectors.recorder import CollectingRecorder
-from bench.collectors.throughput import ThroughputCollector, summarize
+from bench.collectors.throughput import PERCENTILES, ThroughputCollector, summarize
 from scheduler_core.api.pod import Pod
 from workloads.config import MetricsCollectorConfig, ThresholdMetricSelector
 from workloads.result import DataItem
@@ -50,8 +56,10 @@ from workloads.result import DataItem
 _PROCESS: Any = None
 
 __all__ = [
+    "MIN_SAMPLES",
     "NOT_APPLICABLE",
     "POINT_ALIASES",
+    "THROUGHPUT_METRIC",
     "RunRecorder",
     "Window",
     "apply_threshold",
@@ -60,6 +68,8 @@ __all__ = [
 ]
 
 NOT_APPLICABLE = "not applicable"
+MIN_SAMPLES = 2  # fewer upstream samples: SchedulingThroughput is the phase rate
+THROUGHPUT_METRIC = "SchedulingThroughput"
 MEMORY_SAMPLE_INTERVAL = 0.5  # upstream's Memory collector samples every 500 ms
 # upstream's default collectors (newest): Throughput, Metrics, Memory, SchedulingDuration
 DEFAULT_COLLECTORS = frozenset({"Throughput", "Metrics", "Memory", "SchedulingDuration"})
@@ -182,6 +192,29 @@ class Window:
         self.rss.append(rss_bytes())
         return summary
 
+    def throughput_data(self, sampled: Mapping[str, float]) -> dict[str, float] | None:
+        """The SchedulingThroughput buckets (see the module docstring), None when the window
+        bound no measured pod or read no clock."""
+        if self.throughput is None or self.bound == 0:
+            return None
+        n = len(self.throughput.samples)
+        if n >= MIN_SAMPLES:
+            data = dict(sampled)
+        else:
+            rate = self.bound / self.wall_seconds if self.wall_seconds > 0 else 0.0
+            data = {"Average": rate, **{f"Perc{p}": rate for p in PERCENTILES}}
+        data["Samples"] = float(n)
+        return data
+
+    def no_throughput_reason(self) -> str:
+        """Why a window has no SchedulingThroughput (for threshold messages)."""
+        if not self.wall_clock:
+            return "the run read no clock (instruction counting)"
+        if self.bound == 0:
+            return (f"no measured pod was scheduled in the measured phase ({self.created} "
+                    "created in it)")
+        return "the Throughput collector is not enabled"
+
     @property
     def harness_seconds(self) -> float:
         """Window time spent neither scheduling nor creating pods (ops, collectors, loop)."""
@@ -195,9 +228,9 @@ class Window:
         name = self.name
         want = self.enabled
         out: list[DataItem] = []
-        if "Throughput" in want and self.throughput is not None:
-            out.append(DataItem(dict(throughput), "pods/s",
-                                {"Name": name, "Metric": "SchedulingThroughput"}))
+        data = self.throughput_data(throughput) if "Throughput" in want else None
+        if data is not None:
+            out.append(DataItem(data, "pods/s", {"Name": name, "Metric": THROUGHPUT_METRIC}))
         if "Metrics" in want:
             out.extend(histogram_items(name, recorder, mcc))
         if "SchedulingDuration" in want:
@@ -293,19 +326,23 @@ def histogram_items(name: str, recorder: RunRecorder,
 
 
 def apply_threshold(items: Iterable[DataItem], threshold: float,
-                    selector: ThresholdMetricSelector) -> list[str]:
+                    selector: ThresholdMetricSelector, *, window: str = "",
+                    missing_reason: str = "") -> list[str]:
     """Upstream applyThreshold: compare the selected bucket of every matching item; record
-    ``<Bucket>Threshold`` in its data. Returns the failure messages (none when threshold is 0)."""
+    ``<Bucket>Threshold`` in its data. Returns the failure messages (none when threshold is 0);
+    no matching item at all is a failure too, naming ``window`` and ``missing_reason``."""
     if threshold == 0:
         return []
     bucket = selector.data_bucket or "Average"
     errors = []
+    matched = False
     for item in items:
         labels = item.labels
         if labels.get("Metric") != selector.name:
             continue
         if any(labels.get(k) != v for k, v in selector.labels.items()):
             continue
+        matched = True
         item.data[f"{bucket}Threshold"] = threshold
         value = item.data.get(bucket)
         if value is None:
@@ -317,6 +354,9 @@ def apply_threshold(items: Iterable[DataItem], threshold: float,
             direction = "lower" if selector.expect_lower else "higher"
             errors.append(f"{labels.get('Name')}: expected {selector.name} {bucket} to be "
                           f"{direction}: got {value:.2f}, want {threshold:g}")
+    if not matched:
+        why = f": {missing_reason}" if missing_reason else ""
+        errors.append(f'{window}: no data present for "{selector.name}" metric{why}')
     return errors
 
 

@@ -119,7 +119,10 @@ def run_create_pods(run: Run, index: int, op: CreatePods) -> None:
     if op.steady_state:
         _steady_state(run, index, op, factory)
     else:
-        run.create_pods(factory, op.count)
+        # upstream creates every pod before it starts waiting (its 10-minute limit counts
+        # from there); the scheduler runs meanwhile
+        run.run_until(run.start_creating_pods(factory, op.count),
+                      what=f"creating pods in namespace {ns}")
         if op.skip_wait_to_completion:
             run.known_ns[ns] = run.known_ns.get(ns, 0) + op.count
         else:

@@ -17,9 +17,9 @@ deletes) by the rules in :mod:`workloads.clocks`. Object creation by an op happe
 before the scheduler resumes. The run ends after the last op, as upstream cancels everything
 then (no implicit final barrier).
 
-Feature gates: ``SchedulerQueueingHints`` (default on) is honoured; every other gate is
-listed in ``ignored_feature_gates``. ``schedulerConfigPath`` is loaded with
-``load_config`` + ``build_frameworks``.
+Feature gates: ``SchedulerQueueingHints`` and ``SchedulerPopFromBackoffQ`` (both on by
+default, as in v1.33) are honoured; every other gate is listed in ``ignored_feature_gates``.
+``schedulerConfigPath`` is loaded with ``load_config`` + ``build_frameworks``.
 
 Measurement switches (used by ``bench.measure``; the defaults are the normal run):
 
@@ -65,7 +65,7 @@ from scheduler_core.cluster.store import Cluster
 from scheduler_core.errors import SchedulerCoreError
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks, load_config
 from scheduler_core.scheduler import Scheduler
-from workloads.clocks import ATTEMPT_COST, CLOCK_MODES, Timeline
+from workloads.clocks import ATTEMPT_COST, CLOCK_MODES, POD_CREATE_COST, Timeline
 from workloads.config import ConfigFileError, Op, TestCase, Workload, resolve
 from workloads.config_ops import (
     Barrier,
@@ -83,6 +83,7 @@ from workloads.config_ops import (
 from workloads.decisions import DecisionLog
 from workloads.metrics import (
     POINT_ALIASES,
+    THROUGHPUT_METRIC,
     RunRecorder,
     Window,
     apply_threshold,
@@ -123,6 +124,8 @@ from workloads.result import (
 )
 
 __all__ = [
+    "HONOURED_GATES",
+    "POP_FROM_BACKOFF_GATE",
     "QUEUEING_HINTS_GATE",
     "STOP_AFTER",
     "WAIT_LIMIT",
@@ -133,6 +136,8 @@ __all__ = [
 ]
 
 QUEUEING_HINTS_GATE = "SchedulerQueueingHints"
+POP_FROM_BACKOFF_GATE = "SchedulerPopFromBackoffQ"
+HONOURED_GATES = frozenset({QUEUEING_HINTS_GATE, POP_FROM_BACKOFF_GATE})
 WAIT_LIMIT = 600.0  # upstream's 10-minute wait for pods (virtual seconds in virtual mode)
 PROGRESS_EVERY = 0.5  # seconds of wall time between progress callbacks
 STOP_AFTER = ("all", "setup")  # run_workload(stop_after=...)
@@ -227,7 +232,8 @@ class Run:
             self.recorder.enabled = False  # the scheduler then never reads the clock
         gates = dict(workload.feature_gates)
         self.queueing_hints = bool(gates.get(QUEUEING_HINTS_GATE, True))
-        self.ignored_gates = tuple(sorted(g for g in gates if g != QUEUEING_HINTS_GATE))
+        self.pop_from_backoff = bool(gates.get(POP_FROM_BACKOFF_GATE, True))
+        self.ignored_gates = tuple(sorted(g for g in gates if g not in HONOURED_GATES))
         self.decisions = DecisionLog() if record_decisions else None
         cfg = (load_config(test_case.scheduler_config_path)
                if test_case.scheduler_config_path is not None else SchedulerConfig())
@@ -240,6 +246,7 @@ class Run:
         self.scheduler = Scheduler(
             self.cluster, profiles, clock=self.timeline.clock, seed=seed,
             recorder=self.recorder, queueing_hints=self.queueing_hints,
+            pop_from_backoff=self.pop_from_backoff,
             pod_initial_backoff=cfg.pod_initial_backoff_seconds,
             pod_max_backoff=cfg.pod_max_backoff_seconds, record_cycles=record_decisions)
         # upstream's numPodsScheduledPerNamespace: namespace -> pods a barrier waits for
@@ -341,6 +348,48 @@ class Run:
         if w is not None:
             w.create_seconds += time.perf_counter() - t0
             w.created += count
+
+    def start_creating_pods(self, factory: PodFactory, count: int) -> Callable[[], bool]:
+        """Create ``count`` pods interleaved with scheduling (virtual mode): one pod every
+        :data:`~workloads.clocks.POD_CREATE_COST` seconds of virtual time, from a timer, so the
+        scheduler works on the first pods while the last are still being created, as
+        kube-apiserver and kube-scheduler do. The first pod is created at once. Returns a
+        predicate that is true once every pod exists (at once in real mode)."""
+        created = [0]
+        if count <= 0:
+            return lambda: True
+        tl = self.timeline
+        if not tl.virtual:  # real mode: all at once (see workloads.clocks)
+            self.create_pods(factory, count)
+            return lambda: True
+        make = factory.make
+        create = self.api.create_pod
+        perf = time.perf_counter
+        w = self.window
+        due = [tl.now()]
+
+        def tick() -> float | None:
+            i = created[0]
+            t0 = perf()
+            try:
+                pod, flags = make(i, count)
+                create(pod, flags)
+            except SchedulerCoreError as exc:
+                raise WorkloadError(f"creating pod: {exc}") from None
+            created[0] = i + 1
+            if w is not None:
+                w.create_seconds += perf() - t0
+                w.created += 1
+            if (i & 1023) == 1023 and perf() > self.wall_deadline:
+                raise _Timeout
+            if i + 1 >= count:
+                return None
+            due[0] += POD_CREATE_COST
+            return due[0]
+
+        tl.call_at(due[0], tick)
+        tl.fire_due()  # the first pod exists when the op returns control to the scheduler
+        return lambda: created[0] >= count
 
     def throttled(self, check: Callable[[], bool]) -> Callable[[], bool]:
         """A predicate evaluated only every SCAN_EVERY attempts (and when asked while idle)."""
@@ -524,10 +573,13 @@ class Run:
         ignored = sum(1 for p in self.scheduler.ignored.values() if p.namespace in w.namespaces)
         items = w.items(summary, self.recorder, self.tc.effective_metrics_collector_config,
                         scheduled=w.bound, unschedulable=reasons, ignored=ignored)
-        if check_threshold:
+        if check_threshold and self.wall_clock_metrics:  # thresholds are on timed metrics
             threshold = self.w.threshold_for(self.tc.topic)
-            self.threshold_errors.extend(
-                apply_threshold(items, threshold, self.w.threshold_metric_selector))
+            selector = self.w.threshold_metric_selector
+            why = (w.no_throughput_reason() if selector.name == THROUGHPUT_METRIC
+                   else "the metric was not collected in this window")
+            self.threshold_errors.extend(apply_threshold(
+                items, threshold, selector, window=w.name, missing_reason=why))
         self.data_items.extend(items)
         self.progress_samples[w.name] = w.progress
         self.measured_seconds += w.wall_seconds

@@ -48,8 +48,7 @@ def _summary(cache: dict[str, dict[str, Any]], name: str, metric: str) -> float:
     value = summary[metric]
     if value is None:
         why = summary["reason"] or (
-            "no SchedulingThroughput sample: too few measured pods"
-            if metric == "throughput" else "no pod scheduled")
+            "no measured pod was scheduled" if metric == "throughput" else "no pod scheduled")
         raise NotImplementedError(f"{name}: no {metric} ({summary['status']}: {why})")
     return float(value)
 

@@ -241,9 +241,9 @@ def test_run_selected_runs_each_workload_once(tmp_path: Path) -> None:
     assert [s["status"] for s in out.values()] == ["ok", "ok"]
     assert [s["scheduled_pods"] for s in out.values()] == [4, 1000]
     assert [s["attempts_per_pod"] for s in out.values()] == [1.0, 1.0]
-    # throughput is sampled every 0.1 s of wall time, the first sample only sets the
-    # baseline: 4 pods are placed before that (no SchedulingThroughput), 1000 pods are not
-    assert out["Tiny/2Nodes"]["throughput"] is None
+    # every workload that schedules measured pods has a throughput, however fast the
+    # machine (4 pods: the phase rate; 1000 pods: sampled or the phase rate)
+    assert out["Tiny/2Nodes"]["throughput"] > 0
     assert out["Tiny/30Nodes"]["throughput"] > 0
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
+from workloads.clocks import POD_CREATE_COST
 from workloads.config import TestCase, Workload, load_configs
 from workloads.result import WorkloadResult
 from workloads.runner import Run, execute_workload
@@ -288,9 +289,12 @@ def test_delete_pods_rate_in_virtual_time(tmp_path):
     assert result.status == "ok", result.reason
     left = sorted(p.name for p in run.cluster.pods.values() if p.namespace == "victims")
     assert left == ["p-10", "p-11"]  # the selector spared them
-    # 10 init pods (1 ms each), then 10 deletions at 10/s: the op lasts 1 s of virtual time
-    # (the 2 other pods are scheduled meanwhile), then the 2 measured pods
-    assert result.virtual_seconds == pytest.approx(0.010 + 1.0 + 0.002)
+    # 10 init pods created 2 ms apart, each scheduled in the 1 ms after it (19 ms); 2 more
+    # created 2 ms apart (the op returns once both exist: 2 ms); 10 deletions at 10/s: the op
+    # lasts 1 s of virtual time (the 2 other pods are scheduled meanwhile); then the 2
+    # measured pods, 2 ms apart, the last scheduled 1 ms after its creation
+    assert POD_CREATE_COST == 0.002
+    assert result.virtual_seconds == pytest.approx(0.019 + 0.002 + 1.0 + 0.003)
 
 
 def test_delete_pods_in_background_while_sleeping(tmp_path):
@@ -391,7 +395,8 @@ def test_sleep_advances_virtual_time(tmp_path):
         {"opcode": "createNodes", "count": 1},
         {"opcode": "sleep", "durationParam": "$pause"}, MEASURE], params={"pause": "2.5s"})
     result = execute_workload(tc, w)[0]
-    assert result.virtual_seconds == pytest.approx(2.5 + 0.002)
+    # the 2 measured pods are created 2 ms apart; the last is scheduled 1 ms later
+    assert result.virtual_seconds == pytest.approx(2.5 + POD_CREATE_COST + 0.001)
 
 
 # --------------------------------------------------------------------------- metrics ops
