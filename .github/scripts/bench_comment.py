@@ -12,8 +12,10 @@ from an artifact of a run that may have executed a fork's code, so it checks the
 ``if: always()``.
 
 ``verdict`` turns compare's exit status into the job's: 0 passes; 1 (a regression nobody
-accepted) and 2 (bad input: a ref, a label, ``.schedperf/accepted.yaml``) fail with a one-line
-``::error::`` annotation; an empty value (compare did not run or was killed) fails too.
+accepted) and 2 (a side failed: BASE or HEAD could not import its code, crashed or timed out,
+and report.md opens with which and why; or bad input: a ref, a label,
+``.schedperf/accepted.yaml``, and there is no report) fail with a one-line ``::error::``
+annotation; an empty value (compare did not run or was killed) fails too.
 
 Standard library only: it runs before and independently of the schedperf install.
 """
@@ -35,6 +37,10 @@ EXPLAIN = {
     "1": "**schedperf compare found a regression** (exit 1): see the report below.",
     "2": "**schedperf compare could not run: bad input** (exit 2), e.g. a ref, a label "
          "filter or `.schedperf/accepted.yaml`. The job log names the problem.",
+    # exit 2 with a report: the comparison ran and a side failed (the report opens with it)
+    "2+report": "**schedperf compare: a side failed** (exit 2): BASE or HEAD could not be "
+                "measured. The report below opens with which side, which workloads and the "
+                "end of the error.",
     "": "**The benchmark did not finish**: a setup step failed or the job hit its time "
         "limit, so there is no report. See the job log.",
 }
@@ -59,7 +65,8 @@ def comment_text(report: str | None, exit_code: str, *, head_sha: str,
                  base_sha: str | None = None, run_url: str | None = None) -> str:
     """The comment (without the marker, which the upserting script adds)."""
     parts = []
-    explain = _explain(exit_code)
+    has_report = report is not None and bool(report.strip())
+    explain = _explain(exit_code + "+report" if exit_code == "2" and has_report else exit_code)
     if explain:
         parts.append(explain)
     if report is not None and report.strip():
@@ -110,8 +117,8 @@ def verdict(args: argparse.Namespace) -> int:
     message = {
         "1": "schedperf compare found a significant regression that is not accepted "
              "(exit 1); see the report in the step summary or the PR comment",
-        "2": "schedperf compare could not run: bad input (exit 2); its error is in the "
-             "'Compare' step's log",
+        "2": "schedperf compare: a side failed or bad input (exit 2); the report opens with "
+             "which side failed and why, else the 'Compare' step's log names the problem",
         "": "schedperf compare did not finish (no exit status); see the log",
     }.get(exit_code, f"schedperf compare failed with exit status {exit_code}")
     print(f"::error title=schedperf compare::{message}")

@@ -11,13 +11,17 @@ measurement runs in a fresh worker process whose PYTHONPATH selects that side's
 scheduler_core while the harness measuring both is the same. ``--measure time`` runs
 interleaved rounds (A B, B A, ...); ``--measure instructions`` counts instructions under
 cachegrind, deterministically. ``--out DIR`` receives report.md, report.html, report.json,
-samples.parquet and the raw worker results. Exit status: 0, or 1 with --fail-on-regression
-when a regression nobody accepted is significant, 2 for bad input.
+samples.parquet, outcomes.parquet and the raw worker results. Exit status: 0; 1 with
+--fail-on-regression when a regression nobody accepted is significant; 2 for bad input, and
+whenever a side failed (it could not import its code, crashed, timed out or failed on a
+workload: verdict ERROR, and the report opens with which side, which workloads and why),
+with or without --fail-on-regression.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 import tempfile
 import time
@@ -27,13 +31,14 @@ from typing import Any
 
 import click
 import polars as pl
+from click.core import ParameterSource
 from rich.console import Console
 
 from bench.cli.run import BadInput, config_option, load_test_cases, select_workloads
 from bench.compare.judge import build_report
 from bench.compare.measure import SideRun, run_instructions, run_time, side_env
-from bench.compare.recorded import load_recorded
-from bench.compare.samples import to_frame
+from bench.compare.recorded import load_recorded, select_recorded
+from bench.compare.samples import outcomes_frame, to_frame
 from bench.compare.worktrees import (
     GitError,
     checked_out,
@@ -81,12 +86,26 @@ def _side_dict(run: SideRun, config: str | None) -> dict[str, Any]:
             "problems": run.problems}
 
 
-def _write_outputs(out: Path, report: dict[str, Any], samples: pl.DataFrame) -> None:
+def _repo_paths(run: SideRun, folders: Sequence[Path]) -> None:
+    """Drop the temporary ``folders`` from the paths in ``run``'s errors and problems."""
+    def strip(text: str | None) -> str | None:
+        for folder in folders:
+            text = text and text.replace(f"{folder}{os.sep}", "")
+        return text
+
+    for row in run.outcomes:
+        row["error"] = strip(row["error"])
+    run.problems[:] = [strip(p) or "" for p in run.problems]
+
+
+def _write_outputs(out: Path, report: dict[str, Any], samples: pl.DataFrame,
+                   outcomes: pl.DataFrame) -> None:
     import io
 
-    buf = io.BytesIO()
-    samples.write_parquet(buf)
-    atomic_write_bytes(out / "samples.parquet", buf.getvalue())
+    for name, frame in (("samples.parquet", samples), ("outcomes.parquet", outcomes)):
+        buf = io.BytesIO()
+        frame.write_parquet(buf)
+        atomic_write_bytes(out / name, buf.getvalue())
     model = parse_report(report, source=str(out / "report.json"))
     for fmt, name in (("json", "report.json"), ("md", "report.md"), ("html", "report.html")):
         atomic_write_bytes(out / name, render(model, fmt).encode())  # type: ignore[arg-type]
@@ -105,10 +124,12 @@ def _write_outputs(out: Path, report: dict[str, Any], samples: pl.DataFrame) -> 
               help="Results store for commit:<sha> sides.")
 @config_option
 @click.option("--label", "label_filter", default=DEFAULT_LABEL, show_default=True,
-              help="Workloads to compare (label filter).")
+              help="Workloads to compare (label filter). With --base-results/--head-results "
+                   "it selects among the recorded workloads, and only when given.")
 @click.option("--time-label", default=DEFAULT_TIME_LABEL, show_default=True,
               help="Label filter for time mode (a small set: it runs --repeat rounds a side).")
-@click.option("--name", "name_regex", default=None, metavar="REGEX")
+@click.option("--name", "name_regex", default=None, metavar="REGEX",
+              help="Only workloads whose <test case>/<workload> name matches (re.search).")
 @click.option("--measure", "modes", multiple=True, type=click.Choice(MODES),
               help="Measurement modes (repeatable) [default: instructions when valgrind is "
                    "installed, and time].")
@@ -174,26 +195,36 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
 
     if forms[2]:
         assert base_results is not None and head_results is not None
+        # recorded results were selected when they were measured: --label filters them only
+        # when given (--time-label has no meaning here)
+        given = ctx.get_parameter_source("label_filter") is not ParameterSource.DEFAULT
+        flt = label_filter if given else None
         try:
-            b_rows, b_side = load_recorded(base_results, "base", store=store)
-            h_rows, h_side = load_recorded(head_results, "head", store=store)
+            recorded = [select_recorded(load_recorded(spec, name, store=store), flt,
+                                        name_regex)
+                        for spec, name in ((base_results, "base"), (head_results, "head"))]
         except GitError as exc:
             raise BadInput(str(exc)) from exc
-        samples = pl.concat([b_rows, h_rows])
-        used_modes = [m for m in MODES if m in set(samples["mode"].to_list())]
-        uncommon_names: set[str] = set()
+        samples = pl.concat([r.samples for r in recorded])
+        outcomes = pl.concat([r.outcomes for r in recorded])
+        used_modes = [m for m in MODES if m in set(samples["mode"].to_list())
+                      | set(outcomes["mode"].to_list())]
+        uncommon_names = set().union(*(r.uncommon for r in recorded))
         report = build_report(
-            samples, kind="results", base=b_side, head=h_side, modes=used_modes,
-            repeat=int(samples["round"].max() or 1), q=q, min_effect=effects, seed=None,
-            label=None, uncommon=lambda w: w in uncommon_names, accepted=accepted,
-            wall_seconds=time.perf_counter() - started)
-        return _finish(ctx, out, report, samples, fail_on_regression, console)
+            samples, kind="results", base=recorded[0].side, head=recorded[1].side,
+            modes=used_modes, repeat=int(samples["round"].max() or 1), q=q,
+            min_effect=effects, seed=None, label=flt,
+            uncommon=lambda w: w in uncommon_names, accepted=accepted,
+            wall_seconds=time.perf_counter() - started, outcomes=outcomes,
+            extra_settings={"name": name_regex} if name_regex else None)
+        return _finish(ctx, out, report, samples, outcomes, fail_on_regression, console)
 
     if not modes:
         modes = ("instructions", "time") if valgrind_available() else ("time",)
     test_cases = load_test_cases(configs)
     chosen: dict[str, list[str]] = {}
     uncommon_names = set()
+    labels_of: dict[str, str] = {}
     not_compared: dict[str, str] = {}
     for mode in modes:
         flt = time_label if mode == "time" else label_filter
@@ -211,6 +242,7 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
                                "--head-config would replace; nothing to compare")
         chosen[mode] = [w.full_name for _, w in picked]
         uncommon_names |= {w.full_name for _, w in picked if "uncommon" in w.labels}
+        labels_of.update({w.full_name: ",".join(w.labels) for _, w in picked})
         sources = {str(tc.source) for tc, _ in picked}
         chosen[mode + ":configs"] = sorted(sources)
     env_fp = environment_fingerprint(clock="virtual", seed=seed)
@@ -250,6 +282,9 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
                     say(f"BASE {refs[0]} = {checked[0].commit[:12]}, "
                         f"HEAD {refs[1]} = {checked[1].commit[:12]}")
                     measure(sides)
+                    for run, side in zip(sides, checked, strict=True):
+                        # tracebacks name files as in the repository, not in a temp folder
+                        _repo_paths(run, (entries / run.side, side.worktree))
                 finally:
                     shutil.rmtree(entries, ignore_errors=True)
             base_commit = checked[0].commit
@@ -277,6 +312,9 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
         measure(sides)
         kind, configs_used = "configs", (str(base_config), str(head_config))
     samples = to_frame(rows)
+    outcomes = outcomes_frame(sides[0].outcomes + sides[1].outcomes).with_columns(
+        pl.col("workload").replace_strict(labels_of, default=None, return_dtype=pl.String)
+        .alias("labels"))
     report = build_report(
         samples, kind=kind, base=_side_dict(sides[0], configs_used[0]),
         head=_side_dict(sides[1], configs_used[1]), modes=list(modes), repeat=repeat, q=q,
@@ -286,25 +324,31 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
         extra_settings={"time_label": time_label,
                         "workloads": {m: len(chosen[m]) for m in modes},
                         "not_compared": [f"{w} (its test case sets schedulerConfigPath {c})"
-                                         for w, c in sorted(not_compared.items())]})
+                                         for w, c in sorted(not_compared.items())]},
+        outcomes=outcomes)
     if not_compared:
         say(f"not compared: {len(not_compared)} workload(s) whose test case sets its own "
             f"schedulerConfigPath ({', '.join(sorted(not_compared))})")
-    _finish(ctx, out, report, samples, fail_on_regression, console)
+    _finish(ctx, out, report, samples, outcomes, fail_on_regression, console)
 
 
 def _finish(ctx: click.Context, out: Path, report: dict[str, Any], samples: pl.DataFrame,
-            fail_on_regression: bool, console: Console) -> None:
-    _write_outputs(out, report, samples)
+            outcomes: pl.DataFrame, fail_on_regression: bool, console: Console) -> None:
+    _write_outputs(out, report, samples, outcomes)
     results = report["results"]
+    failures = report.get("failures") or []
     regressions = [r for r in results if r["verdict"] == "regression" and not r["accepted"]]
     console.print(f"verdict: [bold]{report['verdict']}[/] ({len(results)} comparisons, "
                   f"{len(regressions)} open regression(s)); report in {out}/report.md",
                   highlight=False)
-    for side in ("base", "head"):
-        for problem in report[side].get("problems") or ():
-            console.print(f"[yellow]{side}: {problem}[/]", highlight=False)
-    if not results:
+    for f in failures:  # once per kind of failure, not once per round
+        rounds = f" in round(s) {', '.join(map(str, f['rounds']))}" if f["rounds"] else ""
+        console.print(f"[red]{f['side'].upper()} failed ({f['status']}, {f['mode']} mode"
+                      f"{rounds}) on {len(f['workloads'])} workload(s): "
+                      f"{', '.join(f['workloads'])}[/]", highlight=False)
+        console.print(f["error"], style="red", highlight=False, markup=False, soft_wrap=True)
+    if not results and not failures:
         console.print("[yellow]nothing was compared: no workload produced a value on both "
                       "sides[/]")
-    ctx.exit(1 if fail_on_regression and regressions else 0)
+    # a failed side is an error whatever --fail-on-regression says: exit 2
+    ctx.exit(2 if failures else 1 if fail_on_regression and regressions else 0)

@@ -4,6 +4,14 @@ Every judged (workload, metric) of a mode is compared with reports.stats (Hodges
 ratio and interval; Wilcoxon on paired rounds or Mann-Whitney; Benjamini-Hochberg over the
 mode's whole family). Regressions get an attribution from the per-plugin time per pod of the
 time-mode rounds of that workload, and are matched against the accepted-regressions file.
+
+Failures are verdicts, never "inconclusive": a (workload, mode) with an outcome that is not
+ok or threshold-missed on either side (bench.compare.samples outcomes: failed, timeout, a
+worker that crashed or could not import its code), or whose metric one side recorded and the
+other did not although it ran the workload, gets verdict ``error`` on each of its results,
+and the report lists the failures (which side, which workloads, the end of the error) under
+``failures``; the report's verdict is then ``error``. A workload unsupported on both sides,
+or only ever run on one side of recorded results, is listed as not compared.
 """
 
 from __future__ import annotations
@@ -16,15 +24,16 @@ from typing import Any
 
 import polars as pl
 
-from bench.compare.samples import JUDGED
+from bench.compare.samples import JUDGED, MEASURED, OUTCOME_SCHEMA, UNSUPPORTED
 from reports.accepted import Acceptance
 from reports.stats import attribute, compare_frames
 from reports.stats.compare import MIN_EFFECT
 
-__all__ = ["ENV_KEYS", "build_report", "environment_notes", "headline"]
+__all__ = ["ENV_KEYS", "build_report", "environment_notes", "group_failures", "headline"]
 
 ENV_KEYS = ("machine", "cpu_model", "cpu_count", "python", "numpy_version", "blas")
-_ORDER = ("regression", "inconclusive", "improvement", "no change")
+_ORDER = ("error", "regression", "inconclusive", "improvement", "no change")
+_SIDE_WORD = {"base": "BASE", "head": "HEAD"}
 
 
 def environment_notes(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
@@ -33,7 +42,7 @@ def environment_notes(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[
 
 
 def headline(results: Sequence[Mapping[str, Any]]) -> str:
-    """regression (not accepted) > inconclusive > improvement > no change."""
+    """error > regression (not accepted) > inconclusive > improvement > no change."""
     seen = {r["verdict"] for r in results if not (r["verdict"] == "regression"
                                                    and r.get("accepted"))}
     return next((v for v in _ORDER if v in seen), "no change")
@@ -83,20 +92,75 @@ def _attribution(df: pl.DataFrame, workload: str, paired: bool) -> tuple[list[di
     return out, breakdown
 
 
+def group_failures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Failure rows (side, mode, workload, round, status, error) grouped by what went wrong:
+    one entry per (side, mode, status, error) with its workloads (in order of appearance) and
+    rounds, BASE's first."""
+    groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for r in rows:
+        key = (r["side"], r["mode"], r["status"], r["error"] or "")
+        g = groups.setdefault(key, {"side": r["side"], "mode": r["mode"],
+                                    "status": r["status"], "workloads": [], "rounds": [],
+                                    "error": r["error"] or f"status {r['status']}"})
+        if r["workload"] not in g["workloads"]:
+            g["workloads"].append(r["workload"])
+        if r.get("round") is not None and r["round"] not in g["rounds"]:
+            g["rounds"].append(r["round"])
+    out = sorted(groups.values(), key=lambda g: (g["side"] != "base", g["mode"]))
+    for g in out:
+        g["rounds"].sort()
+    return out
+
+
+def _failures(outcomes: pl.DataFrame) -> tuple[dict[tuple[str, str], list[dict[str, Any]]],
+                                               set[tuple[str, str, str]], list[str]]:
+    """(failure rows by (mode, workload), the (side, mode, workload) that ran, notes on the
+    workloads unsupported on both sides)."""
+    failed: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    ran: set[tuple[str, str, str]] = set()
+    notes: list[str] = []
+    for (mode, workload), g in outcomes.group_by(["mode", "workload"], maintain_order=True):
+        rows = g.to_dicts()
+        statuses = {(r["side"], r["status"]) for r in rows}
+        if {s for _, s in statuses} == {UNSUPPORTED} and {s for s, _ in statuses} == {
+                "base", "head"}:
+            reason = next((r["error"] for r in rows if r["error"]), "")
+            notes.append(f"{workload} ({mode}): unsupported on both sides"
+                         + (f": {reason.splitlines()[-1]}" if reason else ""))
+            continue
+        for r in rows:
+            if r["status"] in MEASURED:
+                ran.add((r["side"], str(mode), str(workload)))
+            else:
+                failed.setdefault((str(mode), str(workload)), []).append(r)
+    return failed, ran, notes
+
+
 def build_report(df: pl.DataFrame, *, kind: str, base: Mapping[str, Any],
                  head: Mapping[str, Any], modes: Sequence[str], repeat: int, q: float,
                  min_effect: Mapping[str, float], seed: int | None, label: str | None,
                  uncommon: Callable[[str], bool], accepted: Sequence[Acceptance] = (),
                  in_base: Callable[[str], bool] = lambda commit: False,
                  today: dt.date | None = None, wall_seconds: float | None = None,
-                 extra_settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                 extra_settings: Mapping[str, Any] | None = None,
+                 outcomes: pl.DataFrame | None = None) -> dict[str, Any]:
     """The report dict; ``base``/``head`` are report Side dicts (label, commit, core_path,
-    config, environment)."""
+    config, environment); ``outcomes`` the outcomes table of both sides (see the module
+    doc; without it, only the samples tell what ran)."""
     today = today or dt.datetime.now(dt.UTC).date()
     results: list[dict[str, Any]] = []
     breakdowns: dict[str, Any] = {}
+    if outcomes is None:
+        outcomes = pl.DataFrame(schema=OUTCOME_SCHEMA)
+    failed, ran, not_compared = _failures(outcomes)
+    ran |= {(str(s), str(m), str(w)) for s, m, w in df.select("side", "mode", "workload")
+            .unique().iter_rows()}
+    failure_rows = [r for rows in failed.values() for r in rows]
+    broken = {w for (m, w) in failed if m == "time"}
     time_df = df.filter(pl.col("mode") == "time")
-    time_rounds = {s: set(time_df.filter(pl.col("side") == s)["round"].to_list())
+    # pairing is decided on the workloads that did not fail (a lost round is their error)
+    judged_time = time_df.filter(~pl.col("workload").is_in(sorted(broken)))
+    time_rounds = {s: set(judged_time.filter(pl.col("side") == s)["round"].to_list())
                    for s in ("base", "head")}
     paired = bool(time_rounds["base"]) and time_rounds["base"] == time_rounds["head"]
     for mode in modes:
@@ -114,6 +178,28 @@ def build_report(df: pl.DataFrame, *, kind: str, base: Mapping[str, Any],
             w, metric = row["workload"], row["metric"]
             sel = (pl.col("workload") == w) & (pl.col("metric") == metric)
             verdict = row["verdict"] or "inconclusive"
+            note = row["note"]
+            if (mode, w) in failed:
+                sides = sorted({_SIDE_WORD[f["side"]] for f in failed[(mode, w)]})
+                verdict, note = "error", f"{' and '.join(sides)} failed on this workload"
+            elif row["verdict"] is None and str(note).startswith("missing in "):
+                side = "head" if note == "missing in HEAD" else "base"
+                other = "base" if side == "head" else "head"
+                if (side, mode, w) not in ran:  # recorded results: never run on that side
+                    not_compared.append(f"{w} ({mode}): measured only in {_SIDE_WORD[other]}")
+                    continue
+                verdict = "error"
+                note = (f"{_SIDE_WORD[side]} recorded no {metric} value for this workload "
+                        f"({_SIDE_WORD[other]} did)")
+                failure_rows.append({"side": side, "mode": mode, "workload": w,
+                                     "round": None, "status": "no data", "error": note})
+            elif row["verdict"] is None:  # values that cannot be judged (e.g. <= 0)
+                verdict = "error"
+                first = str(note).split(maxsplit=1)[0].rstrip(":").lower() if note else ""
+                for side in [first] if first in _SIDE_WORD else list(_SIDE_WORD):
+                    failure_rows.append({"side": side, "mode": mode, "workload": w,
+                                         "round": None, "status": "bad data",
+                                         "error": f"{metric}: {note}"})
             r: dict[str, Any] = {
                 "workload": w, "mode": mode, "metric": metric, "unit": row["unit"],
                 "higher_is_better": directions[metric], "uncommon": uncommon(w),
@@ -123,7 +209,7 @@ def build_report(df: pl.DataFrame, *, kind: str, base: Mapping[str, Any],
                 "ci_high": _num(row["ci_high"]), "p_value": _num(row["p_value"]),
                 "q_value": _num(row["p_adjusted"]), "verdict": verdict,
                 "more_rounds": row["more_rounds_needed"], "accepted": None,
-                "attribution": [], "note": row["note"],
+                "attribution": [], "note": note,
             }
             if verdict == "regression":
                 for a in accepted:
@@ -136,6 +222,11 @@ def build_report(df: pl.DataFrame, *, kind: str, base: Mapping[str, Any],
             results.append(r)
     base_env, head_env = base.get("environment", {}), head.get("environment", {})
     notes = environment_notes(base_env, head_env)
+    failures = group_failures(failure_rows)
+    settings_extra = dict(extra_settings or {})
+    if not_compared:
+        settings_extra["not_compared"] = list(dict.fromkeys(
+            [*settings_extra.get("not_compared", ()), *not_compared]))
     return {
         "schema": 1,
         "generated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -144,8 +235,9 @@ def build_report(df: pl.DataFrame, *, kind: str, base: Mapping[str, Any],
         "settings": {"modes": list(modes), "repeat": repeat,
                      "min_effect": {m: min_effect.get(m, MIN_EFFECT[m]) for m in modes},
                      "q": q, "seed": seed, "label": label, "wall_seconds": wall_seconds,
-                     **(extra_settings or {})},
-        "verdict": headline(results),
+                     **settings_extra},
+        "verdict": "error" if failures else headline(results),
+        "failures": failures,
         "results": results,
         "plugin_breakdown": breakdowns,
     }

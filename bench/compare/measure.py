@@ -8,6 +8,11 @@ B A, ...). Rounds pair up for the statistics.
 
 Instructions mode counts each workload once per side under cachegrind (bench.measure.
 instructions: the measured section only, deterministic to the instruction), both cores busy.
+
+Whatever happens to a side, every (workload, round) it was asked to run ends up in its
+``outcomes`` (bench.compare.samples.OUTCOME_SCHEMA): the workload's status, or ``error`` /
+``timeout`` with the end of the worker's log when the worker could not import its code,
+crashed or was killed before it finished that workload. Nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.compare.samples import instruction_rows, time_rows
+from bench.compare.samples import instruction_rows, outcome_row, time_rows
 from bench.measure.instructions import measure_instructions
 from bench.measure.pacing import DEFAULT_SLICE, PacedRun, run_paced_pair
 from bench.measure.spec import WorkerResult, WorkerSpec
@@ -30,7 +35,8 @@ __all__ = ["SideRun", "first_side", "run_instructions", "run_time"]
 @dataclass
 class SideRun:
     """How to run one side: its name (base/head), label, environment (PYTHONPATH selects its
-    scheduler_core) and scheduler-config override; what it recorded."""
+    scheduler_core) and scheduler-config override; what it recorded: ``problems`` (one line
+    per problem, for the console) and ``outcomes`` (rows of the outcomes table)."""
 
     side: str
     label: str
@@ -40,6 +46,7 @@ class SideRun:
     core: dict[str, Any] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    outcomes: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _note_core(run: SideRun, result: WorkerResult | None) -> None:
@@ -84,12 +91,23 @@ def run_time(sides: Sequence[SideRun], spec: WorkerSpec, repeat: int, workdir: P
         for side, run in zip(sides, runs, strict=True):
             _note_core(side, run.result)
             problem = run.problem()
-            if problem is not None or run.result is None:
+            if problem is not None:
                 side.problems.append(f"time round {rnd}: {problem}")
-                continue
-            for m in run.result.workloads:
+            # a crashed worker's RESULT.json holds the workloads finished before the crash
+            done = {m.name: m for m in (run.result.workloads if run.result is not None
+                                        else ())}
+            lost = "timeout" if "pacing: timed out" in run.log else "error"
+            for name in spec.workloads:
+                m = done.get(name)
+                if m is None:
+                    side.outcomes.append(outcome_row(
+                        side.side, "time", name, rnd, lost,
+                        problem or "the worker wrote no measurement of this workload"))
+                    continue
                 if m.status != "ok":
                     side.problems.append(f"time round {rnd}: {m.name}: {m.status}: {m.reason}")
+                side.outcomes.append(outcome_row(side.side, "time", name, rnd, m.status,
+                                                 m.reason))
                 rows.extend(time_rows(side.side, rnd, vars(m)))
     return rows
 
@@ -106,12 +124,19 @@ def run_instructions(sides: Sequence[SideRun], spec: WorkerSpec, workdir: Path, 
         side_spec = spec.replace(scheduler_config=side.scheduler_config)
         counts = measure_instructions(side_spec, jobs=jobs, env=side.env, timeout=timeout,
                                       workdir=workdir / "instructions" / side.side)
-        for name, c in counts.items():
-            if c.core and not side.core:
+        for name in spec.workloads:
+            c = counts.get(name)
+            if c is not None and c.core and not side.core:
                 side.core = dict(c.core)
-            if c.measured is None:
-                side.problems.append(f"instructions: {name}: {c.status}: {c.reason}")
+            if c is None or c.measured is None:
+                status = "error" if c is None or c.status == "ok" else c.status
+                reason = (c.reason if c is not None else None) or "no instruction count"
+                side.problems.append(f"instructions: {name}: {status}: {reason}")
+                side.outcomes.append(outcome_row(side.side, "instructions", name, 1, status,
+                                                 reason))
                 continue
+            side.outcomes.append(outcome_row(side.side, "instructions", name, 1, c.status,
+                                             c.reason))
             rows.extend(instruction_rows(side.side, 1, name, c.measured, c.measured_pods))
     return rows
 

@@ -9,6 +9,15 @@ One row per (side, mode, workload, metric, round): ``side`` is ``base`` or ``hea
 
 and, for attribution only (never judged on their own), ``plugin:<Plugin>/<ExtensionPoint>``
 and ``extension_point:<Name>`` in s/pod.
+
+Next to it, the outcomes table (:data:`OUTCOME_SCHEMA`): one row per (side, mode, workload,
+round) that was run or should have been, with the workload's ``status`` (``ok``,
+``threshold-missed``, ``failed``, ``timeout``, ``unsupported``, or ``error`` when the worker
+crashed, could not import its code or wrote nothing for it), the ``error`` text (the
+runner's reason, or the end of the worker's log) and the workload's ``labels``
+(comma-joined, as in results.parquet; null when unknown). Any status but ok and
+threshold-missed is a failure of that side (bench.compare.judge). ``schedperf compare``
+writes it as ``outcomes.parquet`` next to ``samples.parquet``.
 """
 
 from __future__ import annotations
@@ -21,8 +30,14 @@ import polars as pl
 __all__ = [
     "ATTRIBUTION_PREFIXES",
     "JUDGED",
+    "MEASURED",
+    "OUTCOME_SCHEMA",
     "SCHEMA",
+    "UNSUPPORTED",
+    "error_tail",
     "instruction_rows",
+    "outcome_row",
+    "outcomes_frame",
     "time_rows",
     "to_frame",
 ]
@@ -33,6 +48,14 @@ JUDGED = {("time", "SchedulingThroughput"): ("pods/s", True),
           ("time", "cpu_per_pod"): ("s/pod", False),
           ("instructions", "instructions_per_pod"): ("instructions/pod", False)}
 ATTRIBUTION_PREFIXES = ("plugin:", "extension_point:")
+OUTCOME_SCHEMA = {"side": pl.String, "mode": pl.String, "workload": pl.String,
+                  "round": pl.Int64, "status": pl.String, "error": pl.String,
+                  "labels": pl.String}
+ERROR_LINES = 15  # an outcome keeps this many last lines of its error text
+ERROR_CHARS = 3000
+# workload statuses whose measurements count (any other status is a failure of that side)
+MEASURED = ("ok", "threshold-missed")
+UNSUPPORTED = "unsupported"
 
 
 def _row(side: str, mode: str, workload: str, metric: str, unit: str, rnd: int,
@@ -43,8 +66,8 @@ def _row(side: str, mode: str, workload: str, metric: str, unit: str, rnd: int,
 
 def time_rows(side: str, rnd: int, measurement: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Rows of one worker measurement (``WorkloadMeasurement.to_dict()`` shape) in time mode;
-    none when the workload did not finish ok."""
-    if measurement.get("status") != "ok":
+    none when the workload did not finish (a missed threshold finished: its data is kept)."""
+    if measurement.get("status") not in MEASURED:
         return []
     name = measurement["name"]
     rows = []
@@ -73,3 +96,23 @@ def instruction_rows(side: str, rnd: int, name: str, measured: int | None,
 
 def to_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
     return pl.DataFrame(list(rows), schema=SCHEMA)
+
+
+def error_tail(text: str | None, *, lines: int = ERROR_LINES, chars: int = ERROR_CHARS) -> str:
+    """The last ``lines`` lines (at most ``chars`` characters) of an error text: where a
+    traceback or a log says what went wrong."""
+    if not text:
+        return ""
+    kept = "\n".join(line.rstrip() for line in text.strip().splitlines()[-lines:])
+    return kept if len(kept) <= chars else "…" + kept[len(kept) - chars + 1:]
+
+
+def outcome_row(side: str, mode: str, workload: str, rnd: int | None, status: str,
+                error: str | None, labels: str | None = None) -> dict[str, Any]:
+    """One row of the outcomes table (``error`` cut to its end by :func:`error_tail`)."""
+    return {"side": side, "mode": mode, "workload": workload, "round": rnd, "status": status,
+            "error": error_tail(error) or None, "labels": labels}
+
+
+def outcomes_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
+    return pl.DataFrame(list(rows), schema=OUTCOME_SCHEMA)

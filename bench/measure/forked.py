@@ -146,6 +146,9 @@ def _child(k: int, tc: Any, w: Any, spec: Any, execute: Callable[..., Any],
         import traceback
 
         traceback.print_exc()
+        with (contextlib.suppress(OSError),  # the why, for this workload's problem
+              open(f"{tag}.{state['role']}.error", "w", encoding="utf-8") as fh):
+            fh.write(traceback.format_exc())
     _flush()
     os._exit(code)
 
@@ -317,7 +320,7 @@ def _entry(k: int, name: str, pid: int, code: int, timed_out: float | None, seco
         if status is None:
             status = code
         if status != 0:
-            problems.append(f"{what} (pid {pid_of}) {_describe(status)}")
+            problems.append(f"{what} (pid {pid_of}) {_describe(status)}" + _error_tail(tag, role))
         elif written is None:
             problems.append(f"{what} (pid {pid_of}) wrote no measurement")
     if not problems and forked is not None and code != 0:
@@ -325,6 +328,16 @@ def _entry(k: int, name: str, pid: int, code: int, timed_out: float | None, seco
     if problems:
         entry["problem"] = "; ".join(problems)
     return entry
+
+
+def _error_tail(tag: str, role: str, lines: int = 12) -> str:
+    """``:`` and the end of the traceback a crashed child of ``role`` wrote, if any."""
+    try:
+        with open(f"{tag}.{role}.error", encoding="utf-8", errors="replace") as fh:
+            text = fh.read().strip()
+    except OSError:
+        return ""
+    return ":\n" + "\n".join(text.splitlines()[-lines:]) if text else ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

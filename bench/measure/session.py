@@ -19,6 +19,7 @@ import os
 import platform
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -139,13 +140,16 @@ def measure_workload(tc: Any, w: Any, spec: WorkerSpec, *,
 
 
 def run_spec(spec: WorkerSpec, *, keep_alive: list[Any] | None = None,
-             pacer: TurnPacer | None = None) -> WorkerResult:
+             pacer: TurnPacer | None = None,
+             on_workload: Callable[[WorkerResult], None] | None = None) -> WorkerResult:
     """Run every workload of the spec in this process. ``keep_alive`` receives each finished
     run's result and Run (instructions mode: freeing a run's objects would otherwise be
     counted, in proportion to its size, when the next one starts or the interpreter exits).
     With a ``pacer`` each workload waits for its turn first and reports when it is done
     (a spec that cannot be run ends the process without taking a turn: the orchestrator
-    sees its pipe close)."""
+    sees its pipe close). ``on_workload`` gets the result so far after each workload (before
+    the turn is handed on): the worker writes RESULT.json there, so a crash in a later
+    workload keeps what finished."""
     timing = spec.mode == "time"
     import numpy
 
@@ -172,6 +176,8 @@ def run_spec(spec: WorkerSpec, *, keep_alive: list[Any] | None = None,
         result.workloads.append(m)
         if timing:
             gc.collect()  # the next workload starts without the last one's garbage
+        if on_workload is not None:
+            on_workload(result)
         if pacer is not None:
             m.paced_turns, m.paused_seconds = pacer.turns - turns, pacer.paused - paused
             pacer.done()

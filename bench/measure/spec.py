@@ -21,6 +21,7 @@ __all__ = [
     "MODES",
     "RESULT_SCHEMA",
     "STOP_AFTER",
+    "TAIL_LINES",
     "SpecError",
     "WorkerResult",
     "WorkerSpec",
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 RESULT_SCHEMA = 1
+TAIL_LINES = 12  # lines of a failed worker's log kept in its problem (a traceback's end)
 MODES = ("time", "instructions")
 STOP_AFTER = ("all", "setup")
 # default plugin_sample_percent per mode: time every plugin in every cycle when timing
@@ -203,8 +205,11 @@ def run_problem(result: WorkerResult | None, returncode: int, log: str) -> str |
     if result is not None and result.error:
         return result.error
     if returncode != 0 or result is None:
-        tail = "\n".join(log.strip().splitlines()[-5:])
-        return f"worker exited with status {returncode}: {tail}"
+        tail = "\n".join(log.strip().splitlines()[-TAIL_LINES:])
+        how = f"exited with status {returncode}"
+        if returncode == 0:
+            how += " without writing its result"
+        return f"worker {how}; the end of its log:\n{tail}" if tail else f"worker {how}"
     return None
 
 

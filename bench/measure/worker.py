@@ -10,7 +10,9 @@ current folder before PYTHONPATH (RESULT.json's ``core`` records which one ran, 
 
 Exit status: 0 when RESULT.json was written with every workload's outcome (a failed workload
 is an outcome, see its ``status``); 2 when the spec could not be run (RESULT.json then has
-``error`` set and no workloads, when it could be written at all); 1 for a crash.
+``error`` set and no workloads, when it could be written at all); 1 for a crash. In time mode
+RESULT.json is rewritten after every workload, so after a crash it holds the workloads that
+finished before it.
 
 The process ends with ``os._exit`` after flushing: the interpreter's teardown (freeing every
 pod, node and module) is skipped, so it costs nothing in instruction counts.
@@ -104,7 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         pacer = TurnPacer(*parse_pace(args.pace),
                           args.slice if args.slice is not None else DEFAULT_SLICE)
-    result = run_spec(spec, keep_alive=_KEEP if counting else None, pacer=pacer)
+    # time mode: RESULT.json after every workload, so a crash keeps the finished ones (never
+    # when counting: writing between workloads would be counted)
+    partial = None if counting else (lambda r: atomic_write_json(args.out, r.to_dict()))
+    result = run_spec(spec, keep_alive=_KEEP if counting else None, pacer=pacer,
+                      on_workload=partial)
     atomic_write_json(args.out, result.to_dict())
     modules_out = os.environ.get(MODULES_OUT)
     if modules_out:

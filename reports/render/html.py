@@ -1,10 +1,11 @@
 """A report as one self-contained HTML file: inline CSS, inline SVG plots, no scripts.
 
-Sections: header (verdict, BASE/HEAD with commits and environments, the environment warning,
-settings), the tables of the Markdown report (regressions and improvements, accepted, uncommon
-scenarios, attributions, inconclusive), a forest plot per mode, per-plugin time bars of the
-regressed workloads, throughput history with change points, and every result. A section
-without data says so.
+Sections: header (verdict; when a side failed, one box per failure first: which side, which
+workloads, the end of the error; BASE/HEAD with commits and environments, the environment
+warning, settings), the tables of the Markdown report (regressions and improvements,
+accepted, uncommon scenarios, attributions, inconclusive), a forest plot per mode,
+per-plugin time bars of the regressed workloads, throughput history with change points, and
+every result. A section without data says so.
 
 Nothing is fetched: no scripts, stylesheets, fonts or images from anywhere, and a
 Content-Security-Policy (``default-src 'none'``) makes a browser refuse any that slipped in.
@@ -17,11 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from reports.render.model import Report, Result, Side
+from reports.render.model import Failure, Report, Result, Side
 from reports.render.sections import (
     STATUS_WORDS,
     Sections,
     build_sections,
+    failure_phrase,
+    failure_title,
     fmt_change,
     fmt_ci,
     fmt_duration,
@@ -51,7 +54,11 @@ tr.diff td{background:#fff4e0}
  white-space:nowrap}
 .v-regression{background:#c62828}.v-improvement{background:#2e7d32}
 .v-inconclusive{background:#e08600}.v-no-change{background:#757575}
-.v-accepted{background:#7b1fa2}
+.v-accepted{background:#7b1fa2}.v-error{background:#000}
+.fail{border:2px solid #c62828;background:#fdecea;padding:8px 12px;border-radius:4px;
+ margin:12px 0}.fail h2{margin-top:4px;border:0}
+pre.err{background:#fff;border:1px solid #e0b4b4;padding:8px;overflow-x:auto;
+ white-space:pre-wrap;font-size:12px}
 .badge{font-size:20px;padding:2px 10px;vertical-align:middle}
 .warn{border:1px solid #e0a800;background:#fff8e1;padding:8px 12px;border-radius:4px;
  margin:12px 0}
@@ -108,11 +115,25 @@ def _side_rows(base: Side, head: Side) -> tuple[list[list[str]], list[str]]:
     return rows, classes
 
 
+def _failure(report: Report, f: Failure) -> str:
+    side = report.head if f.side == "head" else report.base
+    commit = f" ({_e(side.commit[:12])})" if side.commit else ""
+    names = ", ".join(f"<strong>{_e(w)}</strong>" for w in f.workloads)
+    return (f'<div class="fail" role="alert"><h2>{_e(failure_title(f))}</h2>'
+            f"<p>{_e(f.side_word)} <strong>{_e(side.label)}</strong>{commit} could not be "
+            f"measured on {names}: no verdict about them (results marked error). The end of "
+            "the error:</p>"
+            f'<pre class="err">{_e(f.error)}</pre></div>')
+
+
 def _header(report: Report, s: Sections) -> list[str]:
+    what = failure_phrase(report)
     out = [f"<h1>schedperf comparison {_verdict(report.verdict, big=True)}</h1>",
-           f"<p><strong>{_e(STATUS_WORDS[report.verdict])}</strong>: {_e(s.counts.phrase())}"
+           f"<p><strong>{_e(STATUS_WORDS[report.verdict])}</strong>: "
+           + (f"{_e(what)}; " if what else "") + f"{_e(s.counts.phrase())}"
            f' <span class="muted">({s.counts.total} results; {_e(kind_phrase(report.kind))};'
            f" generated {_e(report.generated)})</span></p>"]
+    out += [_failure(report, f) for f in s.failures]
     if report.environment_differs:
         notes = "".join(f"<li>{_e(n)}</li>" for n in report.environment_notes)
         out.append('<div class="warn" role="alert"><strong>BASE and HEAD ran in different '
@@ -129,7 +150,7 @@ def _header(report: Report, s: Sections) -> list[str]:
                 ["label", _e(st.label or "-")], ["wall time", _e(fmt_duration(st.wall_seconds))]]
     skipped = [str(x) for x in st.extra.get("not_compared") or ()]
     if skipped:
-        settings.append(["not compared (own scheduler config)", _e("; ".join(skipped))])
+        settings.append(["not compared", _e("; ".join(skipped))])
     out += ["<h3>Settings</h3>", _table(["setting", "value"], settings)]
     return out
 

@@ -1,9 +1,11 @@
 """A report as GitHub-flavoured Markdown: a PR comment or a job's step summary.
 
-Layout: headline (status word and counts), an environment warning when BASE and HEAD ran on
-different machines, one line of settings, then regressions and improvements (table), accepted
-regressions, uncommon scenarios, plugin attributions, inconclusive results, and a collapsed
-``<details>`` table of the results with no change.
+Layout: headline (status word and counts), then, when a side failed, one section per failure
+(which side, which workloads, the end of the error in a code block) before anything else; an
+environment warning when BASE and HEAD ran on different machines, one line of settings, then
+regressions and improvements (table), accepted regressions, uncommon scenarios, plugin
+attributions, inconclusive results, and a collapsed ``<details>`` table of the results with no
+change.
 
 Size: GitHub refuses comments over 65,536 characters, so the output stays under ``max_bytes``
 (60,000 by default) whatever the number of results: every table and list has a row cap and
@@ -19,11 +21,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from reports.render.model import Report, Result
+from reports.render.model import Failure, Report, Result
 from reports.render.sections import (
     STATUS_WORDS,
     Counts,
+    Sections,
     build_sections,
+    failure_phrase,
+    failure_title,
     fmt_change,
     fmt_ci,
     fmt_duration,
@@ -42,6 +47,10 @@ _SIGNIFICANT_ROWS = 50
 _LIST_ROWS = 25
 _ATTRIBUTION_ROWS = 10
 _NOTES = 10
+_FAILURE_GROUPS = 10  # failure sections shown; the rest are counted
+_FAILURE_NAMES = 20  # workload names per failure section
+_ERROR_LINES = 20  # lines of an error text shown
+_ERROR_LINE_CHARS = 300
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~$])")  # $: GitHub math
 _SPACE = re.compile(r"\s+")
 
@@ -113,8 +122,54 @@ def _result_cells(report: Report, r: Result, *, verdict: bool, others: bool) -> 
     return cells
 
 
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text``."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _error_block(text: str) -> list[str]:
+    lines = [line if len(line) <= _ERROR_LINE_CHARS else line[:_ERROR_LINE_CHARS - 1] + "…"
+             for line in text.strip("\n").splitlines()[-_ERROR_LINES:]]
+    body = "\n".join(lines) or "(no error text)"
+    fence = _fence(body)
+    return [fence + "text", body, fence]
+
+
+def _failure_lines(report: Report, f: Failure) -> list[str]:
+    side = report.head if f.side == "head" else report.base
+    names = ", ".join(f"**{md_escape(w)}**" for w in f.workloads[:_FAILURE_NAMES])
+    if len(f.workloads) > _FAILURE_NAMES:
+        names += f" and {len(f.workloads) - _FAILURE_NAMES} more"
+    return [f"#### {md_escape(failure_title(f), limit=200)}", "",
+            f"{f.side_word} {_side(side.label, side.commit)} could not be measured on "
+            f"{names}: no verdict about them (results marked error). The end of the error:",
+            "",
+            *_error_block(f.error), ""]
+
+
+def _failures(report: Report, s: Sections, budget: int) -> list[str]:
+    """One section per failure (what the report opens with), within ``budget`` bytes."""
+    out: list[str] = []
+    for i, f in enumerate(s.failures):
+        lines = _failure_lines(report, f)
+        if i == _FAILURE_GROUPS or _size(out) + _size(lines) > budget:
+            out += [f"*… {len(s.failures) - i} more failures: the HTML and JSON reports list "
+                    "every one.*", ""]
+            break
+        out += lines
+    return out
+
+
 def _header(report: Report, counts: Counts) -> list[str]:
-    lines = [f"### schedperf: {STATUS_WORDS[report.verdict]} — {counts.phrase()}", ""]
+    what = failure_phrase(report)
+    lines = [f"### schedperf: {STATUS_WORDS[report.verdict]} — "
+             + (f"{what}; " if what else "") + counts.phrase(), ""]
+    return lines
+
+
+def _context(report: Report) -> list[str]:
+    lines: list[str] = []
     if report.environment_differs:
         notes = [md_escape(n, limit=200) for n in report.environment_notes[:_NOTES]]
         if len(report.environment_notes) > _NOTES:
@@ -140,8 +195,7 @@ def _header(report: Report, counts: Counts) -> list[str]:
     if skipped:
         shown = "; ".join(md_escape(x, limit=200) for x in skipped[:_NOTES])
         more = f"; {len(skipped) - _NOTES} more" if len(skipped) > _NOTES else ""
-        lines += [f"Not compared ({len(skipped)}; --base-config/--head-config replace a test "
-                  f"case's own scheduler config): {shown}{more}", ""]
+        lines += [f"Not compared ({len(skipped)}): {shown}{more}", ""]
     return lines
 
 
@@ -161,6 +215,9 @@ def render_markdown(report: Report, *, max_bytes: int = MAX_BYTES) -> str:
 
     def budget() -> int:
         return max(0, max_bytes - _RESERVE - _size(out))
+
+    out += _failures(report, s, budget() // 3)
+    out += _context(report)
 
     out += [f"#### Regressions and improvements ({len(s.significant)})", ""]
     if s.significant:

@@ -15,6 +15,9 @@ Reading rules
   ``--format json`` round trip. A different ``schema`` number is refused.
 * :func:`report_to_dict` gives a stable key order: schema fields in schema order, free-form maps
   (environments, ``min_effect``, breakdowns, histories, extras) sorted by key, lists as given.
+* ``failures`` (optional, absent in older reports) lists what a side could not measure. A
+  report with failures has verdict ``error``, and verdict ``error`` (of the report or of a
+  result) needs at least one failure: a report never says "error" without saying why.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from reports.render._json_reader import (
     Invalid,
     Obj,
     fail,
+    int_,
     join,
     kind_of,
     num,
@@ -40,11 +44,13 @@ from reports.render._json_reader import (
 __all__ = [
     "KINDS",
     "SCHEMA_VERSION",
+    "SIDES",
     "VERDICTS",
     "Accepted",
     "Attribution",
     "Breakdown",
     "ChangePoint",
+    "Failure",
     "History",
     "HistoryPoint",
     "Kind",
@@ -62,10 +68,12 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-Verdict = Literal["regression", "improvement", "no change", "inconclusive"]
+Verdict = Literal["regression", "improvement", "no change", "inconclusive", "error"]
 Kind = Literal["refs", "configs", "results"]
-VERDICTS: tuple[Verdict, ...] = ("regression", "improvement", "no change", "inconclusive")
+VERDICTS: tuple[Verdict, ...] = ("regression", "improvement", "no change", "inconclusive",
+                                 "error")
 KINDS: tuple[Kind, ...] = ("refs", "configs", "results")
+SIDES = ("base", "head")
 
 Scalar = str | int | float | bool | None
 JsonObject = dict[str, Any]
@@ -179,6 +187,28 @@ class Result:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """What one side could not measure: its workloads in a mode failed the same way.
+
+    ``status`` is the workloads' status (``failed``, ``timeout``, ``unsupported``) or ``error``
+    (the worker crashed, could not import its code or wrote nothing), ``no data`` (it ran but
+    recorded no value of a metric the other side has); ``rounds`` the time-mode rounds it
+    happened in (empty when not per round); ``error`` the end of the error text or log."""
+
+    side: str  # "base" | "head"
+    mode: str
+    workloads: tuple[str, ...]
+    error: str
+    status: str = "error"
+    rounds: tuple[int, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def side_word(self) -> str:
+        return self.side.upper()
+
+
+@dataclass(frozen=True)
 class Breakdown:
     """Seconds per pod by ``"<plugin>/<extension point>"``, BASE and HEAD."""
 
@@ -227,6 +257,7 @@ class Report:
     results: tuple[Result, ...]
     plugin_breakdown: Mapping[str, Breakdown] = field(default_factory=dict)
     history: Mapping[str, History] = field(default_factory=dict)
+    failures: tuple[Failure, ...] = ()
     schema: int = SCHEMA_VERSION
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -306,6 +337,21 @@ def _result(o: Obj, modes: tuple[str, ...]) -> Result:
         accepted=accepted, attribution=attribution, extra=o.extra())
 
 
+def _failure(o: Obj, modes: tuple[str, ...]) -> Failure:
+    side = o.choice("side", SIDES)
+    mode = o.text("mode")
+    if mode not in modes:
+        fail(o.at("mode"), f"{mode!r} is not in settings.modes ({', '.join(modes)})")
+    workloads = str_list(o.items("workloads"), o.at("workloads"))
+    if not workloads:
+        fail(o.at("workloads"), "empty: a failure names at least one workload")
+    rounds = tuple(int_(v, join(o.at("rounds"), i), minimum=1)
+                   for i, v in enumerate(o.items("rounds", required=False)))
+    return Failure(side=side, mode=mode, workloads=workloads, error=o.text("error"),
+                   status=o.text("status", required=False, default="error"), rounds=rounds,
+                   extra=o.extra())
+
+
 def _breakdowns(o: Obj | None) -> dict[str, Breakdown]:
     out: dict[str, Breakdown] = {}
     for workload in (o.data if o is not None else ()):
@@ -363,6 +409,19 @@ def _report(top: Obj) -> Report:
                                        "(same workload, mode and metric)")
         first_of[result.key] = i
         results.append(result)
+    failures = tuple(_failure(Obj(raw, join("failures", i)), settings.modes)
+                     for i, raw in enumerate(top.items("failures", required=False)))
+    if failures and verdict != "error":
+        fail("verdict", f"{verdict!r}, but failures lists {len(failures)}: a report with "
+                        "failures has verdict 'error'")
+    if not failures:
+        if verdict == "error":
+            fail("verdict", "'error', but no failure is listed (failures says which side "
+                            "failed and why)")
+        for i, result in enumerate(results):
+            if result.verdict == "error":
+                fail(join(join("results", i), "verdict"),
+                     "'error', but the report lists no failures")
     breakdown = _breakdowns(top.optional_child("plugin_breakdown"))
     history_obj = top.optional_child("history")
     history: dict[str, History] = {}
@@ -373,7 +432,7 @@ def _report(top: Obj) -> Report:
         schema=SCHEMA_VERSION, generated=generated, kind=kind, base=base, head=head,
         environment_differs=environment_differs, environment_notes=notes, settings=settings,
         verdict=verdict, results=tuple(results), plugin_breakdown=breakdown, history=history,
-        extra=top.extra())
+        failures=failures, extra=top.extra())
 
 
 def parse_report(data: object, *, source: str = "<report>") -> Report:
@@ -454,6 +513,12 @@ def _result_dict(r: Result) -> JsonObject:
     }, r.extra)
 
 
+def _failure_dict(f: Failure) -> JsonObject:
+    return _with_extra({"side": f.side, "mode": f.mode, "status": f.status,
+                        "workloads": list(f.workloads), "rounds": list(f.rounds),
+                        "error": f.error}, f.extra)
+
+
 def _history_dict(h: History) -> JsonObject:
     points = [_with_extra({"commit": p.commit, "timestamp": p.timestamp, "value": p.value},
                           p.extra) for p in h.points]
@@ -479,6 +544,7 @@ def report_to_dict(report: Report) -> JsonObject:
         "environment_differs": report.environment_differs,
         "environment_notes": list(report.environment_notes),
         "settings": settings, "verdict": report.verdict,
+        "failures": [_failure_dict(f) for f in report.failures],
         "results": [_result_dict(r) for r in report.results],
         "plugin_breakdown": breakdown,
         "history": {w: _history_dict(h) for w, h in sorted(report.history.items())},

@@ -34,7 +34,7 @@ from reports.render.sections import fmt_change
 __all__ = ["ACCEPTED_COLOR", "VERDICT_COLORS", "breakdown_svg", "forest_svg", "history_svg"]
 
 VERDICT_COLORS = {"regression": "#c62828", "improvement": "#2e7d32",
-                  "inconclusive": "#e08600", "no change": "#757575"}
+                  "inconclusive": "#e08600", "no change": "#757575", "error": "#000000"}
 ACCEPTED_COLOR = "#7b1fa2"
 BASE_COLOR = "#90a4ae"
 LABEL_CHARS = 60  # longer tick labels are clipped; the tables keep the whole name
@@ -159,7 +159,8 @@ def forest_svg(results: Sequence[Result], *, mode: str, min_effect: float | None
         for i, r in enumerate(rows):
             key = "accepted" if r.verdict == "regression" and r.accepted else r.verdict
             groups.setdefault(key, []).append(i)
-        for key in ("regression", "accepted", "improvement", "inconclusive", "no change"):
+        for key in ("error", "regression", "accepted", "improvement", "inconclusive",
+                    "no change"):
             if key not in groups:
                 continue
             idx = groups[key]

@@ -2,6 +2,9 @@
 
 A report is split into sections (:func:`build_sections`):
 
+* ``failures``      what a side could not measure (the report's ``failures``): rendered first,
+                    before anything else, with the side, the workloads and the end of the error
+* ``errors``        results of failed workloads (verdict ``error``): not judged
 * ``significant``   open regressions (worst first), then improvements (best first)
 * ``accepted``      regressions that ``.schedperf/accepted.yaml`` accepts (listed with the why)
 * ``inconclusive``  CI straddles the min-effect boundary (with the rounds estimate)
@@ -11,7 +14,7 @@ A report is split into sections (:func:`build_sections`):
 * ``attributions``  the leading plugin attributions of the significant and accepted results,
                     in the order ``schedperf compare`` ranked them
 
-Every result belongs to exactly one of the first four.
+Every result belongs to exactly one of ``errors`` and the four after it.
 """
 
 from __future__ import annotations
@@ -19,26 +22,29 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from reports.render.model import Attribution, Report, Result
+from reports.render.model import Attribution, Failure, Report, Result
 
 __all__ = [
     "STATUS_WORDS",
     "Counts",
     "Sections",
     "build_sections",
+    "failure_phrase",
+    "failure_title",
     "fmt_change",
     "fmt_ci",
     "fmt_duration",
     "fmt_p",
     "fmt_per_pod",
+    "fmt_rounds",
     "fmt_value",
     "kind_phrase",
     "other_modes",
 ]
 
 STATUS_WORDS = {"regression": "REGRESSION", "improvement": "IMPROVEMENT",
-                "no change": "NO CHANGE", "inconclusive": "INCONCLUSIVE"}
-_SEVERITY = {"regression": 3, "improvement": 2, "inconclusive": 1, "no change": 0}
+                "no change": "NO CHANGE", "inconclusive": "INCONCLUSIVE", "error": "ERROR"}
+_SEVERITY = {"error": 4, "regression": 3, "improvement": 2, "inconclusive": 1, "no change": 0}
 _KIND_PHRASES = {"refs": "git refs", "configs": "scheduler configurations",
                  "results": "recorded results"}
 
@@ -54,15 +60,18 @@ class Counts:
     improvements: int
     inconclusive: int
     no_change: int
+    errors: int = 0  # results of failed workloads
 
     @property
     def total(self) -> int:
         return (self.regressions + self.accepted + self.improvements + self.inconclusive
-                + self.no_change)
+                + self.no_change + self.errors)
 
     def phrase(self) -> str:
-        """``2 regressions, 1 improvement, 0 inconclusive, 14 no change; 1 accepted``."""
-        text = ", ".join([_plural(self.regressions, "regression"),
+        """``2 regressions, 1 improvement, 0 inconclusive, 14 no change; 1 accepted``
+        (``1 error, `` first when results of failed workloads were not judged)."""
+        parts = [_plural(self.errors, "error")] if self.errors else []
+        text = ", ".join([*parts, _plural(self.regressions, "regression"),
                           _plural(self.improvements, "improvement"),
                           f"{self.inconclusive} inconclusive", f"{self.no_change} no change"])
         if self.accepted:
@@ -72,6 +81,8 @@ class Counts:
 
 @dataclass(frozen=True)
 class Sections:
+    failures: tuple[Failure, ...]
+    errors: tuple[Result, ...]
     significant: tuple[Result, ...]
     accepted: tuple[Result, ...]
     inconclusive: tuple[Result, ...]
@@ -104,7 +115,10 @@ def build_sections(report: Report, *, top_attributions: int = 3) -> Sections:
         if r.attribution:
             attributions.append((r, r.attribution[:top_attributions]))
     uncommon = [r for r in results if r.uncommon]
+    errors = tuple(r for r in results if r.verdict == "error")
     return Sections(
+        failures=tuple(report.failures),
+        errors=errors,
         significant=significant, accepted=accepted, inconclusive=inconclusive,
         unchanged=unchanged,
         uncommon_checked=tuple(sorted({r.workload for r in uncommon})),
@@ -113,7 +127,7 @@ def build_sections(report: Report, *, top_attributions: int = 3) -> Sections:
         attributions=tuple(attributions),
         counts=Counts(regressions=len(regressions), accepted=len(accepted),
                       improvements=len(improvements), inconclusive=len(inconclusive),
-                      no_change=len(unchanged)))
+                      no_change=len(unchanged), errors=len(errors)))
 
 
 def other_modes(report: Report, result: Result) -> list[Result]:
@@ -128,6 +142,35 @@ def other_modes(report: Report, result: Result) -> list[Result]:
                                > (_SEVERITY[current.verdict], _log_effect(current))):
             best[r.mode] = r
     return [best[m] for m in report.settings.modes if m in best]
+
+
+def failure_phrase(report: Report) -> str:
+    """``HEAD failed on 2 workloads`` (``BASE failed on 1 workload, HEAD ...``); empty when
+    nothing failed."""
+    parts = []
+    for side in ("base", "head"):
+        names = {w for f in report.failures if f.side == side for w in f.workloads}
+        if names:
+            parts.append(f"{side.upper()} failed on {_plural(len(names), 'workload')}")
+    return ", ".join(parts)
+
+
+def fmt_rounds(rounds: tuple[int, ...]) -> str:
+    """``round 3``, ``rounds 1-10``, ``rounds 1, 4, 7``; empty without rounds."""
+    if not rounds:
+        return ""
+    if len(rounds) == 1:
+        return f"round {rounds[0]}"
+    if list(rounds) == list(range(rounds[0], rounds[-1] + 1)):
+        return f"rounds {rounds[0]}-{rounds[-1]}"
+    return "rounds " + ", ".join(map(str, rounds))
+
+
+def failure_title(f: Failure) -> str:
+    """``HEAD failed: 2 workloads, time mode, rounds 1-10 (error)``."""
+    where = ", ".join(x for x in (_plural(len(f.workloads), "workload"), f"{f.mode} mode",
+                                  fmt_rounds(f.rounds)) if x)
+    return f"{f.side_word} failed: {where} ({f.status})"
 
 
 def kind_phrase(kind: str) -> str:

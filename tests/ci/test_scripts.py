@@ -43,11 +43,14 @@ def prepare(tmp_path: Path, exit_code: str, report: str | None, *extra: str,
 @pytest.mark.parametrize(("exit_code", "report", "expect", "absent"), [
     ("0", "# NO CHANGE\n", ["# NO CHANGE"], ["regression", "did not"]),
     ("1", "# REGRESSION\n", ["found a regression", "# REGRESSION"], ["did not"]),
-    ("2", None, ["bad input", "exit 2"], ["report.md"]),
+    ("2", None, ["bad input", "exit 2"], ["report.md", "side failed"]),
+    ("2", "### schedperf: ERROR — HEAD failed on 1 workload\n",
+     ["a side failed** (exit 2)", "HEAD failed on 1 workload"], ["bad input"]),
     ("", None, ["did not finish"], []),
     ("137", None, ["failed** (exit 137)"], []),
     ("0", None, ["without writing report.md"], []),
-], ids=["no-change", "regression", "bad-input", "not-run", "killed", "no-report"])
+], ids=["no-change", "regression", "bad-input", "side-failed", "not-run", "killed",
+        "no-report"])
 def test_prepare_writes_the_comment_files(tmp_path: Path, exit_code: str, report: str | None,
                                           expect: list[str], absent: list[str]) -> None:
     proc = prepare(tmp_path, exit_code, report)
@@ -97,7 +100,8 @@ def test_prepare_refuses_bad_identifiers(tmp_path: Path, pr: str, head: str,
 
 
 @pytest.mark.parametrize(("exit_code", "status", "message"), [
-    ("0", 0, None), ("1", 1, "regression"), ("2", 2, "bad input"), ("", 1, "did not finish"),
+    ("0", 0, None), ("1", 1, "regression"), ("2", 2, "a side failed or bad input"),
+    ("", 1, "did not finish"),
     ("137", 137, "exit status 137"), ("x", 1, "exit status x"),
 ], ids=["ok", "regression", "bad-input", "not-run", "killed", "garbage"])
 def test_verdict_exits_like_compare_with_an_annotation(exit_code: str, status: int,
