@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.shared import require_shared, upstream_params
 from workloads.template import Template, TemplateError, render
 
 D = {"Index": 7, "Count": 30}
-UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "upstream" / "scheduler_perf"
 
 # id, template, data (None: D), expected output
 CONSTRUCTS: list[tuple[str, str, dict[str, Any] | None, str]] = [
@@ -432,15 +432,13 @@ def test_extra_function_exception_is_wrapped() -> None:
 # Every upstream template
 
 
-def _upstream_templates() -> list[Any]:
-    if not UPSTREAM.is_dir():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{UPSTREAM} is absent"))]
-    paths = sorted(UPSTREAM.glob("**/templates/**/*.yaml"))
-    return [pytest.param(p, id=str(p.relative_to(UPSTREAM))) for p in paths]
+def _upstream_templates(folder: Path) -> list[Any]:
+    paths = sorted(folder.glob("**/templates/**/*.yaml"))
+    return [pytest.param(p, id=str(p.relative_to(folder))) for p in paths]
 
 
-@pytest.mark.parametrize("path", _upstream_templates())
-def test_upstream_template_renders_to_yaml(path: Path) -> None:
+@pytest.mark.parametrize("path", upstream_params(_upstream_templates))
+def test_upstream_template_renders_to_yaml(path: Path, upstream_dir: Path) -> None:
     text = path.read_text()
     tpl = Template(text, source=str(path))
     out = tpl.render({"Index": 7, "Count": 30})
@@ -475,10 +473,9 @@ UPSTREAM_VALUES = [
 
 @pytest.mark.parametrize(("rel", "keys", "want"), UPSTREAM_VALUES,
                          ids=[r.split("/")[-1] for r, _, _ in UPSTREAM_VALUES])
-def test_upstream_template_values(rel: str, keys: tuple[Any, ...], want: Any) -> None:
-    path = UPSTREAM / rel
-    if not path.is_file():
-        pytest.skip(f"{path} is absent")
+def test_upstream_template_values(rel: str, keys: tuple[Any, ...], want: Any,
+                                  upstream_dir: Path) -> None:
+    path = require_shared(upstream_dir / rel)
     obj: Any = yaml.safe_load(Template(path.read_text(), source=rel).render(D))
     for key in keys:
         obj = obj[key]
