@@ -437,17 +437,34 @@ def _upstream_templates(folder: Path) -> list[Any]:
     return [pytest.param(p, id=str(p.relative_to(folder))) for p in paths]
 
 
+# The templateParams of the upstream templates that take more than Index and Count (given by
+# the op using them, e.g. createPodGroups with templates/podgroup.yaml), and a value in the
+# rendered object for each: (path into the object, expected).
+TEMPLATE_PARAMS: dict[str, tuple[dict[str, Any], dict[tuple[Any, ...], Any]]] = {
+    "templates/podgroup.yaml": (
+        {"minCount": 3, "priority": 5, "disruptionMode": "single"},
+        {("spec", "priority"): 5, ("spec", "schedulingPolicy", "gang", "minCount"): 3,
+         ("spec", "disruptionMode"): {"single": {}}}),
+}
+
+
 @pytest.mark.parametrize("path", upstream_params(_upstream_templates))
 def test_upstream_template_renders_to_yaml(path: Path, upstream_dir: Path) -> None:
+    params, expected = TEMPLATE_PARAMS.get(str(path.relative_to(upstream_dir)), ({}, {}))
     text = path.read_text()
     tpl = Template(text, source=str(path))
-    out = tpl.render({"Index": 7, "Count": 30})
+    out = tpl.render({"Index": 7, "Count": 30, **params})
     obj = yaml.safe_load(out)
     assert isinstance(obj, dict)
     assert "kind" in obj
     assert "{{" not in out
     assert tpl.is_static == ("{{" not in text)
-    assert tpl.fields <= {"Index", "Count"}
+    assert tpl.fields <= {"Index", "Count", *params}
+    for keys, want in expected.items():
+        value: Any = obj
+        for key in keys:
+            value = value[key]
+        assert value == want
 
 
 # file (relative to the upstream folder), path into the object, expected value
