@@ -40,7 +40,7 @@ from bench.measure.spec import WorkerSpec
 from reports.stats import attribute, compare_frames
 from reports.stats.compare import DEFAULT_Q, MIN_EFFECT
 
-__all__ = ["PoolSpec", "draw_decisions", "run_pools", "summarize", "top_plugin"]
+__all__ = ["PoolSpec", "draw_decisions", "run_pools", "summarize", "top_plugin", "undrawn"]
 
 Say = Callable[[str], None]
 ALARMS = ("regression", "improvement")
@@ -113,34 +113,89 @@ def _complete_rounds(rows: pl.DataFrame, workload: str) -> list[int]:
     return sorted(counts.filter(pl.col("len") == want)["round"].to_list())
 
 
+def _gaps(pool: pl.DataFrame, workload: str) -> str:
+    """Which judged metric ``workload`` lacks in which rounds of ``pool``, per side."""
+    part = pool.filter(pl.col("workload") == workload)
+    seen = sorted(part["round"].unique().to_list())
+    gaps = []
+    for metric in TIME_METRICS:
+        for side in ("base", "head"):
+            have = set(part.filter((pl.col("metric") == metric)
+                                   & (pl.col("side") == side))["round"].to_list())
+            lack = [str(r) for r in seen if r not in have]
+            if lack:
+                gaps.append(f"{metric} missing on {side} in round{'s' * (len(lack) > 1)} "
+                            f"{', '.join(lack)}")
+    return "; ".join(gaps) or "no rounds"
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """A decision cell ("aa" or a size with its affected target): per workload, the pool its
+    rounds come from and the rounds with every judged metric on both sides."""
+
+    name: str
+    target: str | None
+    pools: dict[str, pl.DataFrame]
+    complete: dict[str, list[int]]
+
+    def short_of(self, n: int) -> list[str]:
+        """Workloads with fewer than ``n`` complete rounds (the cell cannot draw ``n``)."""
+        return [w for w, r in self.complete.items() if len(r) < n]
+
+    def why_not(self, n: int) -> str:
+        """Why the cell is not judged with ``n`` rounds: the workloads short of rounds and
+        what their rounds lack."""
+        where = self.name if self.target is None else f"{self.name}/{self.target}"
+        short = "; ".join(f"{w} has {len(self.complete[w])} ({_gaps(self.pools[w], w)})"
+                          for w in self.short_of(n))
+        return (f"cell {where} not judged with {n} rounds: too few rounds with every judged "
+                f"metric ({', '.join(TIME_METRICS)}) on both sides: {short}")
+
+
+def _cells(rows: pl.DataFrame, workloads: Sequence[str], affected: Sequence[str],
+           sizes: Sequence[str]) -> list[_Cell]:
+    aa = rows.filter(pl.col("pool") == "aa")
+    aa_rounds = {w: _complete_rounds(aa, w) for w in workloads}
+    cells = [_Cell("aa", None, dict.fromkeys(workloads, aa), aa_rounds)]
+    for size in sizes:
+        for target in affected:
+            pool = rows.filter((pl.col("pool") == size) & (pl.col("target") == target))
+            cells.append(_Cell(size, target,
+                               {w: pool if w == target else aa for w in workloads},
+                               {w: _complete_rounds(pool, target) if w == target
+                                else aa_rounds[w] for w in workloads}))
+    return cells
+
+
+def undrawn(rows: pl.DataFrame, workloads: Sequence[str], affected: Sequence[str],
+            sizes: Sequence[str], rounds: Sequence[int]) -> list[str]:
+    """One problem per cell and number of rounds that :func:`draw_decisions` leaves out,
+    naming the workloads short of complete rounds and the metrics their rounds lack."""
+    return [cell.why_not(n) for cell in _cells(rows, workloads, affected, sizes)
+            for n in rounds if cell.short_of(n)]
+
+
 def draw_decisions(rows: pl.DataFrame, workloads: Sequence[str], affected: Sequence[str],
                    sizes: Sequence[str], rounds: Sequence[int], draws: int,
                    rng: np.random.Generator, *, min_effect: float = MIN_EFFECT["time"],
                    q: float = DEFAULT_Q) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
     """Resampled decisions: one row per (cell, n, draw, workload) with the verdicts of its
-    judged metrics; plus attributions of flagged affected workloads."""
-    aa = rows.filter(pl.col("pool") == "aa")
-    aa_rounds = {w: _complete_rounds(aa, w) for w in workloads}
-    cells: list[tuple[str, str | None]] = [("aa", None)]
-    cells += [(s, w) for s in sizes for w in affected]
+    judged metrics; plus attributions of flagged affected workloads. A cell with a workload
+    short of ``n`` complete rounds is left out at ``n`` (:func:`undrawn` says which and why)."""
     out: list[dict[str, Any]] = []
     attributions: list[dict[str, Any]] = []
-    for cell, target in cells:
-        pool = rows.filter((pl.col("pool") == cell) & (pl.col("target") == target)) \
-            if target else aa
-        pool_rounds = _complete_rounds(pool, target) if target else []
+    for c in _cells(rows, workloads, affected, sizes):
+        cell, target = c.name, c.target
         for n in rounds:
-            if target and len(pool_rounds) < n:
-                continue
-            if any(len(aa_rounds[w]) < n for w in workloads if w != target):
+            if c.short_of(n):
                 continue
             for d in range(draws):
                 parts = []
                 for w in workloads:
-                    src, avail = (pool, pool_rounds) if w == target else (aa, aa_rounds[w])
-                    pick = rng.choice(avail, size=n, replace=False).tolist()
-                    parts.append(src.filter((pl.col("workload") == w)
-                                            & pl.col("round").is_in(pick)))
+                    pick = rng.choice(c.complete[w], size=n, replace=False).tolist()
+                    parts.append(c.pools[w].filter((pl.col("workload") == w)
+                                                   & pl.col("round").is_in(pick)))
                 sample = pl.concat(parts)
                 judged = sample.filter(pl.col("metric").is_in(list(TIME_METRICS)))
                 table = compare_frames(judged.filter(pl.col("side") == "base"),
@@ -312,6 +367,7 @@ def run_time_study(out: Path, picked: Sequence[tuple[Any, Any]], probe: Mapping[
     rng = np.random.default_rng(seed)
     decisions, attributions = draw_decisions(rows, workloads, affected, keys, rounds, draws,
                                              rng)
+    problems += undrawn(rows, workloads, affected, keys, rounds)
     decisions.write_parquet(out / "time_decisions.parquet")
     summary = summarize(decisions, attributions, keys, affected, rounds)
     summary.update(

@@ -5,6 +5,9 @@ When a hypothesis test fails, hypothesis' pytest plugin imports ``hypothesis.ext
 emits a DeprecationWarning, which ``filterwarnings = ["error"]`` in pyproject.toml turns into a
 pytest INTERNALERROR that hides the falsifying example. Importing it here once, with the
 warning silenced, keeps a failing property test readable.
+
+Fixtures: ``make_scheduler``; ``shared_dir`` and ``upstream_dir`` (``../shared`` found from the
+repository root, see tests/shared.py).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -28,6 +32,7 @@ from scheduler_core.framework.config import (
 )
 from scheduler_core.queue.clock import FakeClock
 from scheduler_core.scheduler import Scheduler
+from tests.shared import require_shared, require_upstream
 
 
 @pytest.fixture
@@ -45,3 +50,17 @@ def make_scheduler() -> Callable[..., tuple[Cluster, Scheduler]]:
         return cluster, sched
 
     return factory
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    """``../shared`` beside the repository root (tests/shared.py): skips when absent, fails
+    under CI=true."""
+    return require_shared()
+
+
+@pytest.fixture
+def upstream_dir() -> Path:
+    """``../shared/upstream/scheduler_perf``, the verbatim upstream configs and templates:
+    skips when absent, fails under CI=true."""
+    return require_upstream()

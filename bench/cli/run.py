@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 
 import workloads
+from bench.cli.output import WHOLE, output_console
 from bench.profiling import have_pyinstrument, profile_file_stem, profile_workload
 from bench.results import (
     environment_fingerprint,
@@ -217,7 +217,7 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
     out = out_dir or _default_out_dir(started)
     run_id = f"{started.strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
     env = environment_fingerprint(clock=clock, seed=seed)
-    console = Console()
+    console = output_console()  # not a terminal: wide, so names are not cut in logs
     if shard_spec is not None:
         console.print(f"shard {shard_spec[0]}/{shard_spec[1]}: {len(chosen)} of {selected} "
                       "selected workloads", highlight=False)
@@ -227,7 +227,9 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
     if profile_dir is not None and not have_pyinstrument():
         console.print("--profile: pyinstrument is not installed, writing .pstats only "
                       "(pip install pyinstrument for speedscope JSON)", highlight=False)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    with Progress(TextColumn("{task.description}", markup=False,
+                             table_column=Column(overflow=WHOLE)),
+                  BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
                   console=console) as progress:
         for round_no in range(1, repeat + 1):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.shared import require_upstream, upstream_params
 from workloads.config import (
     DEFAULT_THRESHOLD_METRIC_SELECTOR,
     ConfigFileError,
@@ -33,8 +34,9 @@ from workloads.config_ops import (
 )
 from workloads.config_ops_unsupported import CreateResourceClaims
 
-UPSTREAM = Path("/work/shared/upstream/scheduler_perf")
-UPSTREAM_FILES = sorted(UPSTREAM.glob("*/performance-config*.yaml")) if UPSTREAM.is_dir() else []
+UPSTREAM_FILES = upstream_params(lambda folder: [
+    pytest.param(p, id=f"{p.parent.name}/{p.name}")
+    for p in sorted(folder.glob("*/performance-config*.yaml"))])
 
 
 # --------------------------------------------------------------------------- helpers
@@ -85,9 +87,8 @@ BASIC = """
 # --------------------------------------------------------------------------- upstream configs
 
 
-@pytest.mark.skipif(not UPSTREAM_FILES, reason="upstream scheduler_perf configs not present")
-@pytest.mark.parametrize("path", UPSTREAM_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_every_upstream_config_parses_and_resolves(path: Path) -> None:
+@pytest.mark.parametrize("path", UPSTREAM_FILES)
+def test_every_upstream_config_parses_and_resolves(path: Path, upstream_dir: Path) -> None:
     test_cases = load_configs(path)
     assert test_cases
     for tc in test_cases:
@@ -104,10 +105,9 @@ def test_every_upstream_config_parses_and_resolves(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def cases() -> dict[tuple[str, str], TestCase]:
-    return {(tc.topic, tc.name): tc for tc in load_configs(UPSTREAM)}
+    return {(tc.topic, tc.name): tc for tc in load_configs(require_upstream())}
 
 
-@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream scheduler_perf configs not present")
 class TestUpstreamContent:
 
     def test_folder_loads_every_topic(self, cases: dict) -> None:
@@ -124,7 +124,7 @@ class TestUpstreamContent:
         nodes, init, measure = resolve(tc, w)
         assert isinstance(nodes, CreateNodes) and nodes.count == 5000
         assert nodes.node_template_path is None
-        pod_default = (UPSTREAM / "templates/pod-default.yaml").resolve()
+        pod_default = (require_upstream() / "templates/pod-default.yaml").resolve()
         assert (init.count, init.namespace, init.pod_template_path, init.collect_metrics) == (
             1000, "namespace-1", pod_default, False)
         assert (measure.count, measure.namespace, measure.collect_metrics) == (

@@ -17,8 +17,6 @@ from workloads.labels import (
     select,
 )
 
-UPSTREAM = Path("/work/shared/upstream/scheduler_perf")
-
 
 @pytest.mark.parametrize(("label_filter", "labels", "expected"), [
     pytest.param("", [], True, id="empty-filter-no-labels"),
@@ -134,15 +132,14 @@ def test_select_errors(cases: list[TestCase], label_filter: str, name_regex: str
     assert isinstance(info.value, ValueError)
 
 
-@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream scheduler_perf configs not present")
-def test_upstream_benchmark_selection() -> None:
-    chosen = select(load_configs(UPSTREAM), "performance", r"^SchedulingBasic/")
+def test_upstream_benchmark_selection(upstream_dir: Path) -> None:
+    upstream = load_configs(upstream_dir)
+    chosen = select(upstream, "performance", r"^SchedulingBasic/")
     assert {w.name for _, w in chosen} == {
         "5000Nodes_10000Pods", "5000Nodes_50000Pods", "5000Nodes_50000Pods_AsyncAPICallsEnabled",
         "5000Nodes_50000Pods_NodeDeclaredFeaturesDisabled"}
     # every upstream test case has a small integration-test workload
-    tests = select(load_configs(UPSTREAM), "integration-test,-performance")
+    tests = select(upstream, "integration-test,-performance")
     covered = {(tc.topic, tc.name) for tc, _ in tests}
-    event_handling = {(tc.topic, tc.name) for tc in load_configs(UPSTREAM)
-                      if tc.topic == "event_handling"}
-    assert len(covered) + len(event_handling) == len(load_configs(UPSTREAM))
+    event_handling = {(tc.topic, tc.name) for tc in upstream if tc.topic == "event_handling"}
+    assert len(covered) + len(event_handling) == len(upstream)

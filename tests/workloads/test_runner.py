@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 
 from scheduler_core.plugins.registry import IN_TREE
+from tests.shared import upstream_params
 from tests.workloads.test_ops import BIG_POD, MEASURE, POD, make_case, placements
 from workloads.clocks import ATTEMPT_COST
 from workloads.config import load_configs
 from workloads.runner import ProgressEvent, execute_workload, run_workload
-
-UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "upstream" / "scheduler_perf"
 
 SCHEDULER_CONFIG = """\
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -296,11 +295,9 @@ def test_result_fields_and_data_items(tmp_path):
 # --------------------------------------------------------------------------- upstream configs
 
 
-def _upstream_cases():
-    if not UPSTREAM.is_dir():
-        return [pytest.param(None, None, marks=pytest.mark.skip(reason=f"{UPSTREAM} absent"))]
+def _upstream_cases(folder: Path):
     out = []
-    for path in sorted(UPSTREAM.glob("*/performance-config*.yaml")):
+    for path in sorted(folder.glob("*/performance-config*.yaml")):
         for tc in load_configs(path):
             for w in tc.workloads:
                 if "integration-test" in w.labels:
@@ -309,8 +306,8 @@ def _upstream_cases():
     return out
 
 
-@pytest.mark.parametrize(("tc", "w"), _upstream_cases())
-def test_upstream_integration_workloads(tc, w):
+@pytest.mark.parametrize(("tc", "w"), upstream_params(_upstream_cases, width=2))
+def test_upstream_integration_workloads(tc, w, upstream_dir):
     result = run_workload(tc, w, timeout=60)
     if (result.status == "failed" and "DefaultPreemption" not in IN_TREE
             and tc.name.startswith("Preemption")):

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.shared import require_shared, upstream_params
 from workloads.template import Template, TemplateError, render
 
 D = {"Index": 7, "Count": 30}
-UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "upstream" / "scheduler_perf"
 
 # id, template, data (None: D), expected output
 CONSTRUCTS: list[tuple[str, str, dict[str, Any] | None, str]] = [
@@ -432,33 +432,59 @@ def test_extra_function_exception_is_wrapped() -> None:
 # Every upstream template
 
 
-def _upstream_templates() -> list[Any]:
-    if not UPSTREAM.is_dir():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{UPSTREAM} is absent"))]
-    paths = sorted(UPSTREAM.glob("**/templates/**/*.yaml"))
-    return [pytest.param(p, id=str(p.relative_to(UPSTREAM))) for p in paths]
+def _upstream_templates(folder: Path) -> list[Any]:
+    paths = sorted(folder.glob("**/templates/**/*.yaml"))
+    return [pytest.param(p, id=str(p.relative_to(folder))) for p in paths]
 
 
-# templateParams some upstream templates require, and those they take optionally
-# (``{{if .priority}}``: a missing key is false in an ``if``, as in Go)
-TEMPLATE_PARAMS = {"podgroup.yaml": ({"minCount": 3}, {"priority": 5, "disruptionMode": "single"})}
+# The templateParams of the upstream templates that take more than Index and Count (given by
+# the op using them, e.g. createPodGroups with templates/podgroup.yaml), and a value in the
+# rendered object for each: (path into the object, expected).
+TEMPLATE_PARAMS: dict[str, tuple[dict[str, Any], dict[tuple[Any, ...], Any]]] = {
+    "templates/podgroup.yaml": (
+        {"minCount": 3, "priority": 5, "disruptionMode": "single"},
+        {("spec", "priority"): 5, ("spec", "schedulingPolicy", "gang", "minCount"): 3,
+         ("spec", "disruptionMode"): {"single": {}}}),
+}
 
 
-@pytest.mark.parametrize("path", _upstream_templates())
-def test_upstream_template_renders_to_yaml(path: Path) -> None:
+@pytest.mark.parametrize("path", upstream_params(_upstream_templates))
+def test_upstream_template_renders_to_yaml(path: Path, upstream_dir: Path) -> None:
+    params, expected = TEMPLATE_PARAMS.get(str(path.relative_to(upstream_dir)), ({}, {}))
     text = path.read_text()
     tpl = Template(text, source=str(path))
-    required, optional = TEMPLATE_PARAMS.get(path.name, ({}, {}))
-    renders = [tpl.render({"Index": 7, "Count": 30, **required})]
-    if optional:
-        renders.append(tpl.render({"Index": 7, "Count": 30, **required, **optional}))
-    for out in renders:
-        obj = yaml.safe_load(out)
-        assert isinstance(obj, dict)
-        assert "kind" in obj
-        assert "{{" not in out
+    out = tpl.render({"Index": 7, "Count": 30, **params})
+    obj = yaml.safe_load(out)
+    assert isinstance(obj, dict)
+    assert "kind" in obj
+    assert "{{" not in out
     assert tpl.is_static == ("{{" not in text)
-    assert tpl.fields <= {"Index", "Count", *required, *optional}
+    assert tpl.fields <= {"Index", "Count", *params}
+    for keys, want in expected.items():
+        value: Any = obj
+        for key in keys:
+            value = value[key]
+        assert value == want
+
+
+# the same templates rendered with only the parameters they require: an optional one is
+# tested with `{{if .x}}`, where a missing key is false as in Go
+REQUIRED_ONLY: dict[str, tuple[dict[str, Any], dict[tuple[Any, ...], Any]]] = {
+    "templates/podgroup.yaml": ({"minCount": 3}, {("spec", "priority"): 1000}),
+}
+
+
+@pytest.mark.parametrize("path", upstream_params(_upstream_templates))
+def test_upstream_template_renders_without_its_optional_params(path: Path,
+                                                               upstream_dir: Path) -> None:
+    params, expected = REQUIRED_ONLY.get(str(path.relative_to(upstream_dir)), ({}, {}))
+    obj = yaml.safe_load(Template(path.read_text(), source=str(path)).render(
+        {"Index": 7, "Count": 30, **params}))
+    for keys, want in expected.items():
+        value: Any = obj
+        for key in keys:
+            value = value[key]
+        assert value == want
 
 
 def test_a_missing_key_is_false_as_an_if_condition_and_an_error_elsewhere() -> None:
@@ -494,10 +520,9 @@ UPSTREAM_VALUES = [
 
 @pytest.mark.parametrize(("rel", "keys", "want"), UPSTREAM_VALUES,
                          ids=[r.split("/")[-1] for r, _, _ in UPSTREAM_VALUES])
-def test_upstream_template_values(rel: str, keys: tuple[Any, ...], want: Any) -> None:
-    path = UPSTREAM / rel
-    if not path.is_file():
-        pytest.skip(f"{path} is absent")
+def test_upstream_template_values(rel: str, keys: tuple[Any, ...], want: Any,
+                                  upstream_dir: Path) -> None:
+    path = require_shared(upstream_dir / rel)
     obj: Any = yaml.safe_load(Template(path.read_text(), source=rel).render(D))
     for key in keys:
         obj = obj[key]
