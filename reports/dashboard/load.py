@@ -51,6 +51,7 @@ from reports.store import (
     SOURCE_ASV,
     SOURCE_PYTEST,
     CommitGraph,
+    Placed,
     Step,
     judge_steps,
     load_graph,
@@ -188,11 +189,18 @@ _SCALARS = ("source", "name", "machine", "metric", "version", "bucket", "commit"
 SeriesKey = tuple[str, str, str]
 
 
+_Items = tuple[tuple[str | None, object], ...]
+
+
 def _placed_points(c: dict[str, list], idx: list[int],  # type: ignore[type-arg]
-                   graph: CommitGraph) -> tuple[Point, ...]:
+                   graph: CommitGraph, cache: dict[_Items, list[Placed]]) -> tuple[Point, ...]:
     """The points of rows ``idx`` of one metric of one series, in git order; each point's
-    ``previous`` is the nearest version with a value on its line."""
-    placed = order_series([(c["commit"][i], c["timestamp"][i]) for i in idx], graph)
+    ``previous`` is the nearest version with a value on its line. ``cache``: placements by
+    versions (the metrics of a series, and most series, share theirs)."""
+    items: _Items = tuple((c["commit"][i], c["timestamp"][i]) for i in idx)
+    placed = cache.get(items)
+    if placed is None:
+        placed = cache[items] = order_series(items, graph)  # type: ignore[arg-type]
     order = sorted(range(len(idx)), key=lambda k: placed[k].rank)
     at = {k: pos for pos, k in enumerate(order)}
     points = []
@@ -219,10 +227,11 @@ def _histories(frame: pl.DataFrame, graph: CommitGraph) -> dict[SeriesKey, list[
                                 strict=True)):
         rows.setdefault(key[:3], {}).setdefault(key[3], []).append(i)
     out: dict[SeriesKey, list[MetricHistory]] = {}
+    cache: dict[_Items, list[Placed]] = {}
     for key, metrics in rows.items():
         histories = []
         for metric, idx in metrics.items():
-            points = _placed_points(c, idx, graph)
+            points = _placed_points(c, idx, graph, cache)
             unit = next((c["unit"][i] for i in reversed(idx) if c["unit"][i]), "")
             histories.append(MetricHistory(metric=metric, bucket=c["bucket"][idx[0]],
                                            unit=unit, points=points,
@@ -283,10 +292,15 @@ def _judged(frame: pl.DataFrame, series: dict[SeriesKey, list[MetricHistory]]
         new = []
         for n, h in enumerate(histories):
             mine = judged.get((key, n), {})
-            points = tuple(replace(p, step=mine.get(i),  # type: ignore[arg-type]
-                                   values=values.get((key, h.metric, p.version), ())
-                                   if n == 0 else ())
-                           for i, p in enumerate(h.points))
+            if n == 0:
+                points = tuple(replace(p, step=mine.get(i),  # type: ignore[arg-type]
+                                       values=values.get((key, h.metric, p.version), ()))
+                               for i, p in enumerate(h.points))
+            else:  # only the latest step of another metric is judged
+                listed = list(h.points)
+                for i, v in mine.items():
+                    listed[i] = replace(listed[i], step=v)  # type: ignore[arg-type]
+                points = tuple(listed)
             new.append(replace(h, points=points))
         out[key] = new
     return out
