@@ -58,3 +58,26 @@ def test_command_prints_the_table_and_rejects_an_empty_store(tmp_path, store):
     assert "5000Nodes" in result.output and "regression" in result.output
     empty = CliRunner().invoke(changes_command, ["--store", str(tmp_path / "none")])
     assert empty.exit_code == 2 and "no results stored yet" in empty.output
+
+
+def test_order_unknown_without_repo_and_git_order_with_it(tmp_path, store):
+    """Ingested where no repository has the commits: no change point can be placed (and the
+    command says why); --repo orders the same store and finds the step at its commit."""
+    commits = make_repo(tmp_path / "repo", 20)
+    rng = np.random.default_rng(3)
+    for i in reversed(range(20)):
+        level = 1000.0 if i < 12 else 850.0
+        results = [_result("5000Nodes", level * (1 + 0.01 * rng.standard_normal()))]
+        env = {"commit": commits[i], "branch": "main", "machine": "ci"}
+        write_results_parquet(tmp_path / "runs" / f"r{i:02d}" / "results.parquet", results,
+                              env, run_id=f"run-{i}", timestamp=START + timedelta(days=20 - i))
+    assert not ingest_paths([tmp_path / "runs"], store).errors
+    runner = CliRunner(env={"COLUMNS": "250"})
+    blind = runner.invoke(changes_command, ["--store", str(store)], catch_exceptions=False)
+    assert blind.exit_code == 0, blind.output
+    assert "no change points" in blind.output and "order unknown for 20 of 20" in blind.output
+    seen = runner.invoke(changes_command, ["--store", str(store), "--repo",
+                                           str(tmp_path / "repo")], catch_exceptions=False)
+    assert seen.exit_code == 0, seen.output
+    assert commits[12][:12] in seen.output and "regression" in seen.output
+    assert f"order: git history of {tmp_path / 'repo'}" in seen.output
