@@ -29,7 +29,7 @@ from reports.store import (
     order_series,
     scan_store,
 )
-from reports.store.gitinfo import repo_history
+from reports.store.gitinfo import find_checkout, repo_history
 from reports.store.schema import OPTIONAL_FIELDS
 from tests.reports.gitrepo import START, git, make_repo
 from tests.reports.shuffled import (
@@ -271,3 +271,22 @@ def test_measurement_time_never_orders_commits() -> None:
     assert [p.previous for p in placed] == [None, None]
     runs = order_series([(None, late), (None, early)], CommitGraph())
     assert [p.rank for p in runs] == [1, 0] and runs[0].previous == 1
+
+
+def test_run_folder_is_dated_from_the_checkout_it_measured(run_output: Path,
+                                                           store: Path) -> None:
+    """A real ``schedperf run`` (made in this checkout): its commit's date and parents come
+    from the checkout its scheduler_core was imported from (an editable install), else from
+    the current folder's, without --repo."""
+    rows = pq.read_table(run_output / "results.parquet",
+                         columns=["commit", "scheduler_core_path"]).to_pylist()
+    commit, core = rows[0]["commit"], rows[0]["scheduler_core_path"]
+    assert commit, "the test suite runs in a git checkout: the run records its commit"
+    checkout = find_checkout(core) or find_checkout(Path.cwd())
+    assert checkout is not None
+    report = ingest_paths([run_output], store)
+    assert report.commits == {commit: str(checkout)}
+    date, parents = (scan_store(store).select("commit_date", "commit_parents").unique()
+                     .collect().row(0))
+    assert int(date.timestamp()) == int(git(checkout, "show", "-s", "--format=%ct", commit))
+    assert parents == git(checkout, "show", "-s", "--format=%P", commit).split()
