@@ -66,7 +66,8 @@ def history(store: Path | str, *, metric: str = DEFAULT_METRIC, bucket: str | No
     machine, version, commit, branch, run_id, commit_date, first_seen (earliest measurement),
     runs, n (non-null values), mean, min, max, unit, problems (the statuses other than ok,
     comma-joined; empty when none), order (how the version was placed:
-    :mod:`reports.store.order`), previous (the version it is compared with), change (mean vs
+    :mod:`reports.store.order`), previous (the version it is compared with: the nearest
+    earlier one on its first-parent line with a value), change (mean vs
     that version's, as a fraction), verdict and note (the step judged by
     :mod:`reports.store.steps`; null when ``judge`` is False or there is no previous),
     p_value (BH-adjusted), mainline (on the first-parent line of the newest version: change
@@ -144,7 +145,10 @@ def _place(frame: pl.DataFrame, graph: CommitGraph) -> pl.DataFrame:
     for rows in series.values():
         placed = order_series([(commits[i], seen[i]) for i in rows], graph)
         for i, p in zip(rows, placed, strict=True):
-            before = rows[p.previous] if p.previous is not None else None
+            k = p.previous  # the nearest earlier version on the line that has a value
+            while k is not None and means[rows[k]] is None:
+                k = placed[k].previous
+            before = rows[k] if k is not None else None
             extra["order"][i] = p.order
             extra["rank"][i] = p.rank
             extra["mainline"][i] = p.mainline

@@ -29,8 +29,9 @@ from reports.store import (
     order_series,
     scan_store,
 )
+from reports.store.dataset import write_parts
 from reports.store.gitinfo import find_checkout, repo_history
-from reports.store.schema import OPTIONAL_FIELDS
+from reports.store.schema import OPTIONAL_FIELDS, table_from_rows
 from tests.reports.gitrepo import START, git, make_repo
 from tests.reports.shuffled import (
     DATE_DAYS,
@@ -290,3 +291,20 @@ def test_run_folder_is_dated_from_the_checkout_it_measured(run_output: Path,
                      .collect().row(0))
     assert int(date.timestamp()) == int(git(checkout, "show", "-s", "--format=%ct", commit))
     assert parents == git(checkout, "show", "-s", "--format=%P", commit).split()
+
+
+def test_a_version_without_value_is_skipped_as_previous(tmp_path: Path) -> None:
+    """a <- b <- c; b failed (no value): c is compared with a."""
+    chain = {"a": [], "b": ["a"], "c": ["b"]}
+    values = {"a": [10.0, 10.1], "b": [None], "c": [12.0, 12.1]}
+    rows = [{"run_id": f"r-{c}", "round": r, "timestamp": START, "commit": c,
+             "commit_parents": chain[c], "test_case": "T", "workload": "w",
+             "metric": "SchedulingThroughput", "bucket": "Average", "value": v,
+             "unit": "pods/s", "status": "ok" if v is not None else "failed"}
+            for c in chain for r, v in enumerate(values[c], 1)]
+    store = tmp_path / "store"
+    write_parts(store, [table_from_rows(rows, source="run", sha256="x")])
+    _, frame = history(store)
+    assert frame["commit"].to_list() == ["a", "b", "c"]
+    assert frame["previous"].to_list() == [None, "a", "a"]
+    assert frame["n"].to_list() == [2, 0, 2]
