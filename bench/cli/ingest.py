@@ -77,8 +77,9 @@ def _commit_lines(report: IngestReport, repo: Path | None) -> list[str]:
         shown = ", ".join(c[:10] for c in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         hint = "" if repo else "; pass --repo PATH (a clone that has them)"
         lines.append(f"note: {_plural(len(unknown), 'commit')} ({shown}) not found in any "
-                     f"repository at hand: their date and parents are not recorded{hint}; "
-                     "history, changes and dashboard order them with --repo, or not at all")
+                     "repository at hand: their parents are not recorded (their date only "
+                     f"where the results file gives one){hint}; history, changes and dashboard "
+                     "order them by --repo, else by that date, else not at all")
     return lines
 
 
