@@ -27,17 +27,20 @@ __all__ = ["dashboard"]
 @click.option("--title", default=DEFAULT_TITLE, show_default=True, help="Site title.")
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=None,
               metavar="PATH",
-              help="A git checkout of the project: its tags give the previous release to "
-                   "compare with (without it the comparison page says there is none).")
+              help="A git checkout of the project: its history orders the versions "
+                   "[default: the parents and dates recorded at ingest] and its tags give "
+                   "the previous release to compare with (without it the comparison page "
+                   "says there is none).")
 @click.option("--ref", default="HEAD", show_default=True,
               help="With --repo: the branch whose newest measured commit is compared.")
 @click.option("--tag-pattern", default=DEFAULT_TAG_PATTERN, show_default=True,
               metavar="REGEX", help="With --repo: which tags are releases.")
 def dashboard(store: Path, out: Path, asv_html: Path | None, title: str, repo: Path | None,
               ref: str, tag_pattern: str) -> None:
-    """Build a static site from the results store: every workload's latest value, trend and
-    change points, a page per workload, and HEAD vs the previous release. Self-contained
-    (inline CSS and SVG, nothing fetched): open index.html or publish the folder.
+    """Build a static site from the results store: every workload's latest value (n, spread),
+    trend and change points in git order, a page per workload, and HEAD vs the previous
+    release. Self-contained (inline CSS and SVG, nothing fetched): open index.html or
+    publish the folder.
 
     Exit status: 0 written; 2 bad input (missing or empty store, --out not a dashboard).
     """

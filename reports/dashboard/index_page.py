@@ -1,19 +1,21 @@
-"""``index.html``: every workload with its latest headline value, the change against the
-previous version, a trend sparkline and its change points, grouped by topic; links to the
-per-workload pages, the release comparison and the asv site."""
+"""``index.html``: every workload with its latest headline value (n and spread), the change
+against the previous version (highlighted only when the project's statistics call it
+significant), a trend sparkline and its change points, grouped by topic; links to the
+per-workload pages, the release comparison and the asv site. Versions are in git order."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from reports.dashboard.charts import sparkline_svg
 from reports.dashboard.layout import SiteContext, empty, esc, page, table, tag
-from reports.dashboard.model import Workload
+from reports.dashboard.model import MetricHistory, Point, Workload
 from reports.render.sections import fmt_change, fmt_value
+from reports.store import ONE_VALUE
 
-__all__ = ["cp_change", "group_ids", "group_of", "render_index"]
+__all__ = ["cp_change", "group_ids", "group_of", "render_index", "spread_text", "step_cell"]
 
 _NO_TOPIC = {"asv": "asv benchmarks", "pytest-benchmark": "pytest-benchmark",
              "dataitems": "DataItems files without a topic", "run": "runs without a topic"}
@@ -44,6 +46,30 @@ def cp_change(magnitude: float) -> str:
     return fmt_change(1 + magnitude) if math.isfinite(magnitude) else "n/a"
 
 
+def spread_text(p: Point) -> str:
+    """``n=5, 790 to 812`` (min to max of the values); ``n=1: no spread``."""
+    if p.n <= 1 or p.min is None or p.max is None:
+        return f"n={p.n}: no spread" if p.n == 1 else f"n={p.n}"
+    return f"n={p.n}, {fmt_value(p.min)} to {fmt_value(p.max)}"
+
+
+def step_cell(h: MetricHistory, p: Point | None) -> str:
+    """The change of ``p`` against the version it is compared with, and the verdict:
+    highlighted (``step-regression``/``step-improvement``) only when significant; n=1 and
+    other steps that were not judged say so."""
+    before = h.previous_of(p) if p is not None else None
+    if p is None or before is None or p.mean is None or not before.mean:
+        return '<span class="muted">-</span>'
+    change = esc(fmt_change(p.mean / before.mean))
+    s = p.step
+    title = f' title="vs {esc(before.label)}: {esc(s.note)}"' if s is not None else ""
+    if s is not None and s.significant:
+        return f'<span class="step-{esc(s.verdict)}"{title}>{change} {esc(s.verdict)}</span>'
+    why = (s.note if s is not None and s.verdict == "not judged" and s.note == ONE_VALUE
+           else s.verdict if s is not None else "not judged")
+    return f'<span class="muted"{title}>{change} · {esc(why)}</span>'
+
+
 def _link(w: Workload, anchor: str = "") -> str:
     return f'<a href="workloads/{esc(w.page)}{esc(anchor)}">{esc(w.name)}</a>'
 
@@ -63,10 +89,9 @@ def _row(w: Workload, *, sources: bool, machines: bool) -> list[str]:
         cells.append('<span class="muted">no value</span>')
     else:
         cells.append(f'<span title="{esc(latest.version)}">'
-                     f"{esc(fmt_value(latest.mean, h.unit))}</span>")
-    change = h.change_vs_previous
-    cells.append(esc(fmt_change(change)) if change is not None
-                 else '<span class="muted">-</span>')
+                     f"{esc(fmt_value(latest.mean, h.unit))}</span>"
+                     f'<br><span class="muted spread">{esc(spread_text(latest))}</span>')
+    cells.append(step_cell(h, latest))
     cells.append(sparkline_svg(h) or '<span class="muted">-</span>')
     cells.append(esc(len(h.points)))
     if h.change_points:
@@ -77,7 +102,8 @@ def _row(w: Workload, *, sources: bool, machines: bool) -> list[str]:
                                   f"{h.points[cp.index].label}"))
     else:
         cells.append('<span class="muted">-</span>')
-    last = h.points[-1] if h.points else None
+    ordered = [p for p in h.points if p.ordered]
+    last = ordered[-1] if ordered else (h.points[-1] if h.points else None)
     cells.append(tag(last.problems, "problem") if last and last.problems else "ok")
     return cells
 
@@ -86,12 +112,12 @@ def _link_text(w: Workload, anchor: str, text: str) -> str:
     return f'<a href="workloads/{esc(w.page)}{esc(anchor)}">{esc(text)}</a>'
 
 
-def _recent(workloads: Sequence[Workload]) -> list[str]:
+def _recent(workloads: Sequence[Workload], ranks: Mapping[str, int]) -> list[str]:
     found = []
     for w in workloads:
         for cp in w.headline.change_points:
             p = w.headline.points[cp.index]
-            found.append((p.timestamp.isoformat() if p.timestamp else "", w, cp))
+            found.append((ranks.get(p.version, -1), w, cp))
     out = ["<h2 id=\"recent\">Recent change points</h2>"]
     if not found:
         out.append(empty("No change points found: a workload needs at least 10 versions with "
@@ -103,11 +129,11 @@ def _recent(workloads: Sequence[Workload]) -> list[str]:
         h = w.headline
         p = h.points[cp.index]
         rows.append([_name_cell(w), esc(h.metric), _link_text(w, f"#p-{cp.index}", p.label),
-                     esc(f"{p.timestamp:%Y-%m-%d}" if p.timestamp else "-"),
+                     esc(f"{p.commit_date:%Y-%m-%d}" if p.commit_date else "-"),
                      esc(fmt_value(cp.before_mean, h.unit)),
                      esc(fmt_value(cp.after_mean, h.unit)),
                      esc(cp_change(cp.magnitude))])
-    out.append(table(["workload", "metric", "from version", "date", "before", "after",
+    out.append(table(["workload", "metric", "from version", "committed", "before", "after",
                       "change"], rows, numeric=(4, 5, 6)))
     if len(found) > RECENT_CHANGES:
         out.append(f'<p class="muted">{len(found) - RECENT_CHANGES} older change points are '
@@ -115,25 +141,35 @@ def _recent(workloads: Sequence[Workload]) -> list[str]:
     return out
 
 
-def _summary(workloads: Sequence[Workload]) -> str:
+def _summary(workloads: Sequence[Workload], ranks: Mapping[str, int], order_note: str) -> str:
     sources = sorted({w.source for w in workloads})
     versions = {p.version: p for w in workloads for p in w.headline.points}
-    latest = max((p for p in versions.values() if p.timestamp), key=lambda p: p.timestamp,
-                 default=None)
+    newest = max((v for v in versions if v in ranks), key=ranks.__getitem__, default=None)
     text = (f"{len(workloads)} workload{'s' * (len(workloads) != 1)} from "
             f"{', '.join(sources)}; {len(versions)} version{'s' * (len(versions) != 1)}")
-    if latest is not None and latest.timestamp is not None:
-        text += f"; newest: {latest.label} ({latest.timestamp:%Y-%m-%d %H:%M} UTC)"
-    return f"<p>{esc(text)}.</p>"
+    if newest is not None:
+        p = versions[newest]
+        when = f" (committed {p.commit_date:%Y-%m-%d %H:%M} UTC)" if p.commit_date else ""
+        text += f"; newest in git order: {p.label}{when}"
+    elif versions:
+        text += "; newest: unknown (no version of known order)"
+    out = f'<p id="summary">{esc(text)}.</p>'
+    if order_note:
+        out += f'<p class="muted" id="order">{esc(order_note)}.</p>'
+    return out
 
 
-def render_index(ctx: SiteContext, workloads: Sequence[Workload]) -> str:
+def render_index(ctx: SiteContext, workloads: Sequence[Workload], *,
+                 ranks: Mapping[str, int] | None = None, order_note: str = "") -> str:
+    """The index page; ``ranks``: versions in git order across workloads
+    (:func:`reports.dashboard.load.version_ranks`), ``order_note``: how they were ordered."""
+    ranks = ranks or {}
     body = [f"<h1>{esc(ctx.title)}</h1>"]
     if not workloads:
         body.append(empty("The store has no metric values to show (only status rows or "
                           "buckets without a default)."))
         return page(ctx, ctx.title, body, here="index")
-    body.append(_summary(workloads))
+    body.append(_summary(workloads, ranks, order_note))
     uncommon = sum(w.uncommon for w in workloads)
     if uncommon:
         body.append(f"<p>{uncommon} uncommon scenario{'s' * (uncommon != 1)} (label "
@@ -153,7 +189,7 @@ def render_index(ctx: SiteContext, workloads: Sequence[Workload]) -> str:
     else:
         body.append(empty("No asv HTML: run `asv publish` (it writes .asv/html) or pass "
                           "--asv-html DIR."))
-    body += _recent(workloads)
+    body += _recent(workloads, ranks)
     sources = len({w.source for w in workloads}) > 1
     machines = len({w.machine for w in workloads}) > 1
     headers = ["workload", *(["source"] if sources else []),
@@ -165,7 +201,11 @@ def render_index(ctx: SiteContext, workloads: Sequence[Workload]) -> str:
         rows = [_row(w, sources=sources, machines=machines) for w in ws]
         body.append(table(headers, rows, numeric=(first_num, first_num + 1, first_num + 3),
                           row_classes=["uncommon" if w.uncommon else "" for w in ws]))
-    body.append('<p class="muted">latest: mean of the newest version\'s values; vs previous: '
-                "against the version before it; change points: E-divisive means over the "
-                "versions (at least 5 on each side).</p>")
+    body.append('<p class="muted">latest: mean of the values of the newest version in git '
+                "order, with their number n and range (min to max); vs previous: against the "
+                "previous measured commit on its first-parent line, highlighted only when "
+                "significant (Mann-Whitney U, 3 % minimum effect, Benjamini-Hochberg per "
+                f"commit pair); {esc(ONE_VALUE)} (one value says nothing about noise); "
+                "change points: E-divisive means over the versions of the first-parent line "
+                "(at least 5 on each side).</p>")
     return page(ctx, ctx.title, body, here="index")

@@ -25,7 +25,9 @@ nav.top a{margin-right:16px}nav.top a.here{font-weight:700;color:#222;text-decor
 .tag-uncommon{background:#ede7f6;color:#4527a0;border:1px solid #b39ddb}
 .tag-problem{background:#ffebee;color:#b71c1c;border:1px solid #ef9a9a}
 .tag-cp{background:#fdecea;color:#b71c1c;border:1px solid #ef9a9a}
-tr.cp td{background:#fdecea}tr.uncommon td:first-child{border-left:3px solid #7e57c2}
+tr.cp td{background:#fdecea}tr.step td{background:#fff4e5}
+.step-regression{color:#b71c1c;font-weight:700}.step-improvement{color:#1b5e20;font-weight:700}
+.spread{font-size:11px;white-space:nowrap}tr.uncommon td:first-child{border-left:3px solid #7e57c2}
 svg.spark{display:block}.multiples{display:flex;flex-wrap:wrap;gap:6px 18px;margin:8px 0}
 svg.panel{display:block;border:1px solid #eee;border-radius:3px}
 .note{display:block;min-width:24em;font-size:12px}

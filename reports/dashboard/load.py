@@ -12,10 +12,17 @@ Parquet scan). Then per workload:
   other statuses (failed, timeout, unsupported) show as problems of their version;
 * the other metrics, except those with several items per round (per plugin or extension
   point DataItems: their values are not one series);
+* the versions of every metric in git order (:mod:`reports.store.order`: ``--repo``'s
+  history, else the parents and commit dates recorded at ingest; unknown order last), each
+  with the version it is compared with (the previous measured commit with a value on its
+  first-parent line);
+* the step from that version judged by the project's statistics
+  (:func:`reports.store.judge_steps`: Mann-Whitney U, 3 % minimum effect, Benjamini-Hochberg
+  per commit pair): every step of the headline metric, the latest step of the others;
 * change points of the headline metric (:func:`reports.stats.change_points` over the means
-  per version, oldest first). Not of the other metrics: at ~0.02 s per 200-version series,
-  20 metrics of 50 workloads would cost half a minute; their panels mark the headline's
-  change points instead.
+  per version along the mainline, oldest first). Not of the other metrics: at ~0.02 s per
+  200-version series, 20 metrics of 50 workloads would cost half a minute; their panels mark
+  the headline's change points instead.
 
 Names are ``<test case>/<workload>`` as in ``schedperf history``, except: pytest-benchmark
 results are named by the test's full name (``file::Class::test[param]``, each test is a
@@ -38,12 +45,24 @@ import polars as pl
 from bench.results.parquet import STATUS_METRIC
 from reports.dashboard.model import MetricHistory, Point, Workload
 from reports.stats import change_points, metric_direction
-from reports.store import DEFAULT_BUCKETS, SOURCE_ASV, SOURCE_PYTEST, scan_store
+from reports.store import (
+    DEFAULT_BUCKETS,
+    ORDER_UNKNOWN,
+    SOURCE_ASV,
+    SOURCE_PYTEST,
+    CommitGraph,
+    Placed,
+    Step,
+    judge_steps,
+    load_graph,
+    order_series,
+    scan_store,
+)
 from reports.store.history import workload_names
 from workloads.result import STATUS_OK, STATUS_THRESHOLD_MISSED
 
 __all__ = ["HEADLINE_METRIC", "MIN_SIZE", "UNCOMMON_LABEL", "choose_buckets",
-           "load_workloads", "page_name"]
+           "load_workloads", "page_name", "version_ranks"]
 
 HEADLINE_METRIC = "SchedulingThroughput"
 UNCOMMON_LABEL = "uncommon"
@@ -101,8 +120,8 @@ def _versions(lf: pl.LazyFrame, buckets: dict[str, str]) -> pl.DataFrame:
         wanted = wanted | ((pl.col("metric") == metric) & (pl.col("bucket") == bucket))
     rows = (lf.filter(wanted)
             .select("source", "test_case", "workload", "params", "topic", "labels", "machine",
-                    "commit", "branch", "run_id", "round", "timestamp", "metric", "bucket",
-                    "value", "unit", "status", "item_labels")
+                    "commit", "commit_date", "branch", "run_id", "round", "timestamp",
+                    "metric", "bucket", "value", "unit", "status", "item_labels")
             .with_columns(name=_entity_name(), machine=pl.col("machine").fill_null(""),
                           version=pl.coalesce(pl.col("commit"),
                                               pl.lit("run ") + pl.col("run_id"))))
@@ -117,6 +136,7 @@ def _versions(lf: pl.LazyFrame, buckets: dict[str, str]) -> pl.DataFrame:
                 .group_by(*keys, "version")
                 .agg(pl.col("bucket").first(), pl.col("commit").first(),
                      pl.col("branch").drop_nulls().first(),
+                     pl.col("commit_date").drop_nulls().first(),
                      pl.col("timestamp").min(), pl.col("run_id").n_unique().alias("runs"),
                      finite.len().alias("n"), finite.mean().alias("mean"),
                      finite.min().alias("min"), finite.max().alias("max"),
@@ -125,17 +145,17 @@ def _versions(lf: pl.LazyFrame, buckets: dict[str, str]) -> pl.DataFrame:
                      pl.col("status").filter(pl.col("status") != "ok").unique().sort()
                      .str.join(",").alias("problems"))
                 .join(per_round, on=keys, how="left", nulls_equal=True)
-                .sort(*keys, "timestamp", "version", nulls_last=False))
+                .sort(*keys, "version", nulls_last=False))
     return versions.collect()
 
 
 def _with_change_points(history: MetricHistory, seed: int) -> MetricHistory:
-    finite = history.finite_points
-    if len(finite) < 2 * MIN_SIZE:
+    line = history.mainline_points
+    if len(line) < 2 * MIN_SIZE:
         return history
-    means = [p.mean for _, p in finite]
+    means = [p.mean for _, p in line]
     found = change_points(means, min_size=MIN_SIZE, seed=seed)
-    return replace(history, change_points=tuple(replace(cp, index=finite[cp.index][0])
+    return replace(history, change_points=tuple(replace(cp, index=line[cp.index][0])
                                                 for cp in found))
 
 
@@ -155,7 +175,8 @@ def _rank(h: MetricHistory) -> tuple[bool, int, bool, str]:
         kind = 4
     else:
         kind = 5
-    return (not h.finite_points, kind, h.items_per_round > 1, h.metric)
+    valued = any(p.n and p.mean is not None for p in h.points)
+    return (not valued, kind, h.items_per_round > 1, h.metric)
 
 
 def _labels(text: str | None) -> tuple[str, ...]:
@@ -163,11 +184,42 @@ def _labels(text: str | None) -> tuple[str, ...]:
 
 
 _SCALARS = ("source", "name", "machine", "metric", "version", "bucket", "commit", "branch",
-            "timestamp", "runs", "n", "mean", "min", "max", "unit", "problems", "items")
+            "commit_date", "timestamp", "runs", "n", "mean", "min", "max", "unit", "problems",
+            "items")
 SeriesKey = tuple[str, str, str]
 
 
-def _histories(frame: pl.DataFrame) -> dict[SeriesKey, list[MetricHistory]]:
+_Items = tuple[tuple[str | None, object], ...]
+
+
+def _placed_points(c: dict[str, list], idx: list[int],  # type: ignore[type-arg]
+                   graph: CommitGraph, cache: dict[_Items, list[Placed]]) -> tuple[Point, ...]:
+    """The points of rows ``idx`` of one metric of one series, in git order; each point's
+    ``previous`` is the nearest version with a value on its line. ``cache``: placements by
+    versions (the metrics of a series, and most series, share theirs)."""
+    items: _Items = tuple((c["commit"][i], c["timestamp"][i]) for i in idx)
+    placed = cache.get(items)
+    if placed is None:
+        placed = cache[items] = order_series(items, graph)  # type: ignore[arg-type]
+    order = sorted(range(len(idx)), key=lambda k: placed[k].rank)
+    at = {k: pos for pos, k in enumerate(order)}
+    points = []
+    for k in order:
+        i, p = idx[k], placed[k]
+        before = p.previous
+        while before is not None and c["mean"][idx[before]] is None:
+            before = placed[before].previous
+        points.append(Point(
+            version=c["version"][i], commit=c["commit"][i], branch=c["branch"][i],
+            timestamp=c["timestamp"][i], runs=int(c["runs"][i]), n=int(c["n"][i]),
+            mean=c["mean"][i], min=c["min"][i], max=c["max"][i],
+            problems=c["problems"][i] or "",
+            commit_date=c["commit_date"][i] or graph.date(c["commit"][i]), order=p.order,
+            previous=at[before] if before is not None else None, mainline=p.mainline))
+    return tuple(points)
+
+
+def _histories(frame: pl.DataFrame, graph: CommitGraph) -> dict[SeriesKey, list[MetricHistory]]:
     """Per series its metrics' histories (points without their values), headline first."""
     c = {name: frame[name].to_list() for name in _SCALARS}
     rows: dict[SeriesKey, dict[str, list[int]]] = {}
@@ -175,15 +227,11 @@ def _histories(frame: pl.DataFrame) -> dict[SeriesKey, list[MetricHistory]]:
                                 strict=True)):
         rows.setdefault(key[:3], {}).setdefault(key[3], []).append(i)
     out: dict[SeriesKey, list[MetricHistory]] = {}
+    cache: dict[_Items, list[Placed]] = {}
     for key, metrics in rows.items():
         histories = []
         for metric, idx in metrics.items():
-            points = tuple(
-                Point(version=c["version"][i], commit=c["commit"][i], branch=c["branch"][i],
-                      timestamp=c["timestamp"][i], runs=int(c["runs"][i]), n=int(c["n"][i]),
-                      mean=c["mean"][i], min=c["min"][i], max=c["max"][i],
-                      problems=c["problems"][i] or "")
-                for i in idx)
+            points = _placed_points(c, idx, graph, cache)
             unit = next((c["unit"][i] for i in reversed(idx) if c["unit"][i]), "")
             histories.append(MetricHistory(metric=metric, bucket=c["bucket"][idx[0]],
                                            unit=unit, points=points,
@@ -192,26 +240,102 @@ def _histories(frame: pl.DataFrame) -> dict[SeriesKey, list[MetricHistory]]:
     return out
 
 
-def _headline_values(frame: pl.DataFrame,
-                     headlines: dict[SeriesKey, MetricHistory]) -> dict[SeriesKey, MetricHistory]:
-    """The headline histories with every point's values (read for those rows only)."""
-    keys = pl.DataFrame([(*k, h.metric) for k, h in headlines.items()], orient="row",
-                        schema=["source", "name", "machine", "metric"])
-    rows = (frame.with_row_index("row").join(keys, on=list(keys.columns), nulls_equal=True)
-            .sort("row"))
-    values: dict[tuple[SeriesKey, str], tuple[float, ...]] = {}
-    for source, name, machine, version, vals in zip(
-            *(rows[col].to_list() for col in ("source", "name", "machine", "version",
-                                              "values")), strict=True):
-        values[((source, name, machine), version)] = tuple(vals)
-    return {key: replace(h, points=tuple(replace(p, values=values.get((key, p.version), ()))
-                                         for p in h.points))
-            for key, h in headlines.items()}
+def _values(frame: pl.DataFrame, wanted: set[tuple[SeriesKey, str, str]]
+            ) -> dict[tuple[SeriesKey, str, str], tuple[float, ...]]:
+    """The values of the (series, metric, version) in ``wanted`` (read for those only)."""
+    keys = pl.DataFrame([(*k, metric, version) for k, metric, version in wanted],
+                        orient="row", schema=["source", "name", "machine", "metric", "version"])
+    rows = frame.join(keys, on=list(keys.columns), nulls_equal=True)
+    out = {}
+    for source, name, machine, metric, version, vals in zip(
+            *(rows[col].to_list() for col in ("source", "name", "machine", "metric",
+                                              "version", "values")), strict=True):
+        out[((source, name, machine), metric, version)] = tuple(vals)
+    return out
 
 
-def load_workloads(store: Path | str, *, seed: int = 0) -> list[Workload]:
-    """Every workload in the store with its metrics' histories, sorted by topic (None last),
-    name, source and machine. Empty when the store has no data."""
+def _judged(frame: pl.DataFrame, series: dict[SeriesKey, list[MetricHistory]]
+            ) -> dict[SeriesKey, list[MetricHistory]]:
+    """The histories with values on the headline's points and every headline step judged,
+    and the latest step of each other metric (families: headline steps, and each other
+    metric's steps, per pair of versions)."""
+    wanted: set[tuple[SeriesKey, str, str]] = set()
+    for key, histories in series.items():
+        for n, h in enumerate(histories):
+            points = h.points if n == 0 else _latest_pair(h)
+            wanted |= {(key, h.metric, p.version) for p in points}
+    values = _values(frame, wanted) if wanted else {}
+    steps: list[Step] = []
+    where: list[tuple[SeriesKey, int, int]] = []
+    for key, histories in series.items():
+        for n, h in enumerate(histories):
+            finite = h.finite_points
+            candidates = (range(len(h.points)) if n == 0 else
+                          [finite[-1][0]] if finite else [])
+            for i in candidates:
+                p = h.points[i]
+                before = h.previous_of(p)
+                if before is None or not p.ordered:
+                    continue
+                steps.append(Step(before.version, p.version,
+                                  values.get((key, h.metric, before.version), ()),
+                                  values.get((key, h.metric, p.version), ()), h.metric, h.unit,
+                                  name=f"{key[1]} {h.metric}",
+                                  family="headline" if n == 0 else h.metric))
+                where.append((key, n, i))
+    verdicts = judge_steps(steps)
+    judged: dict[tuple[SeriesKey, int], dict[int, object]] = {}
+    for (key, n, i), v in zip(where, verdicts, strict=True):
+        judged.setdefault((key, n), {})[i] = v
+    out: dict[SeriesKey, list[MetricHistory]] = {}
+    for key, histories in series.items():
+        new = []
+        for n, h in enumerate(histories):
+            mine = judged.get((key, n), {})
+            if n == 0:
+                points = tuple(replace(p, step=mine.get(i),  # type: ignore[arg-type]
+                                       values=values.get((key, h.metric, p.version), ()))
+                               for i, p in enumerate(h.points))
+            else:  # only the latest step of another metric is judged
+                listed = list(h.points)
+                for i, v in mine.items():
+                    listed[i] = replace(listed[i], step=v)  # type: ignore[arg-type]
+                points = tuple(listed)
+            new.append(replace(h, points=points))
+        out[key] = new
+    return out
+
+
+def _latest_pair(h: MetricHistory) -> list[Point]:
+    last = h.latest
+    before = h.previous_of(last) if last is not None else None
+    return [p for p in (before, last) if p is not None]
+
+
+def version_ranks(workloads: list[Workload], graph: CommitGraph) -> dict[str, int]:
+    """Every headline version of known order -> its place among all of them in git order
+    (0 the oldest): what "newest" and "recent" mean across workloads."""
+    first: dict[str, tuple[str | None, object]] = {}
+    for w in workloads:
+        for _, p in w.headline.finite_points:
+            if p.version not in first:
+                first[p.version] = (p.commit, p.timestamp)
+            elif p.timestamp is not None:
+                old = first[p.version][1]
+                if old is None or p.timestamp < old:  # type: ignore[operator]
+                    first[p.version] = (p.commit, p.timestamp)
+    versions = list(first)
+    placed = order_series([first[v] for v in versions], graph)  # type: ignore[misc]
+    return {v: p.rank for v, p in zip(versions, placed, strict=True)
+            if p.order != ORDER_UNKNOWN}
+
+
+def load_workloads(store: Path | str, *, seed: int = 0, repo: Path | str | None = None,
+                   graph: CommitGraph | None = None) -> list[Workload]:
+    """Every workload in the store with its metrics' histories in git order (``repo``'s
+    history, else what ingest recorded; ``graph`` when already loaded), sorted by topic
+    (None last), name, source and machine. Empty when the store has no data. Raises
+    :class:`reports.store.GitError` when ``repo`` cannot be read."""
     lf = scan_store(store)
     buckets = choose_buckets(lf)
     if not buckets:
@@ -219,8 +343,10 @@ def load_workloads(store: Path | str, *, seed: int = 0) -> list[Workload]:
     frame = _versions(lf, buckets)
     if frame.is_empty():
         return []
-    series = _histories(frame)
-    headlines = _headline_values(frame, {k: hs[0] for k, hs in series.items()})
+    if graph is None:
+        graph = load_graph(store, repo)
+    series = _judged(frame, _histories(frame, graph))
+    headlines = {k: hs[0] for k, hs in series.items()}
     uncommon_names = {name for name, labels in
                       frame.select("name", "labels").unique().iter_rows()
                       if UNCOMMON_LABEL in _labels(labels)}

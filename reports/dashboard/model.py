@@ -2,7 +2,8 @@
 machine), their metrics over versions (commits), and the change points found in them.
 
 A *version* is a commit, or ``run <run_id>`` for rows without one (DataItems files, runs
-outside a git checkout); the points of a metric are its versions in time order.
+outside a git checkout); the points of a metric are its versions in git order
+(:mod:`reports.store.order`: oldest first, versions of unknown order last).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from reports.stats import ChangePoint
+from reports.store import ORDER_UNKNOWN, StepVerdict
 
 __all__ = ["MetricHistory", "Point", "Workload"]
 
@@ -32,6 +34,15 @@ class Point:
     max: float | None
     values: tuple[float, ...] = ()
     problems: str = ""  # statuses other than ok, comma-joined
+    commit_date: datetime | None = None  # committer date, when known
+    order: str = ORDER_UNKNOWN  # how the version was placed (reports.store.order)
+    previous: int | None = None  # index of the point it is compared with ("vs previous")
+    mainline: bool = False  # on the first-parent line of the newest version
+    step: StepVerdict | None = None  # the change from ``previous``, judged
+
+    @property
+    def ordered(self) -> bool:
+        return self.order != ORDER_UNKNOWN
 
     @property
     def label(self) -> str:
@@ -43,10 +54,12 @@ class Point:
 
 @dataclass(frozen=True)
 class MetricHistory:
-    """A metric of a workload over its versions, oldest first.
+    """A metric of a workload over its versions in git order, oldest first (versions of
+    unknown order last).
 
     ``change_points`` index ``points`` (the first point of the new level); they are found
-    over the points with a value (``finite_points``), for the headline metric only.
+    over the points with a value on the mainline (``mainline_points``), for the headline
+    metric only.
     """
 
     metric: str
@@ -58,23 +71,44 @@ class MetricHistory:
 
     @property
     def finite_points(self) -> list[tuple[int, Point]]:
-        return [(i, p) for i, p in enumerate(self.points) if p.n and p.mean is not None]
+        """The points with a value whose order is known (plotted, in git order)."""
+        return [(i, p) for i, p in enumerate(self.points)
+                if p.n and p.mean is not None and p.ordered]
+
+    @property
+    def mainline_points(self) -> list[tuple[int, Point]]:
+        """``finite_points`` on the first-parent line of the newest version."""
+        return [(i, p) for i, p in self.finite_points if p.mainline]
+
+    @property
+    def unordered(self) -> list[Point]:
+        """Points of unknown order (listed, never compared)."""
+        return [p for p in self.points if not p.ordered]
+
+    @property
+    def single_valued(self) -> bool:
+        """Every version with a value has just one (n=1: no spread, steps not judged)."""
+        finite = self.finite_points
+        return bool(finite) and all(p.n <= 1 for _, p in finite)
 
     @property
     def latest(self) -> Point | None:
+        """The newest version with a value in git order."""
         finite = self.finite_points
         return finite[-1][1] if finite else None
 
+    def previous_of(self, point: Point) -> Point | None:
+        return self.points[point.previous] if point.previous is not None else None
+
     @property
     def change_vs_previous(self) -> float | None:
-        """Mean of the latest version with a value vs the one before, as a ratio."""
-        finite = self.finite_points
-        if len(finite) < 2:
+        """Mean of the latest version vs the version it is compared with, as a ratio."""
+        last = self.latest
+        before = self.previous_of(last) if last is not None else None
+        if before is None or last is None or before.mean is None or last.mean is None \
+                or before.mean == 0:
             return None
-        before, last = finite[-2][1].mean, finite[-1][1].mean
-        if before is None or last is None or before == 0:
-            return None
-        return last / before
+        return last.mean / before.mean
 
     @property
     def change_point_indices(self) -> set[int]:

@@ -27,7 +27,7 @@ from reports.dashboard.compare import Comparisons, compare_release
 from reports.dashboard.compare_page import render_compare
 from reports.dashboard.index_page import render_index
 from reports.dashboard.layout import SiteContext
-from reports.dashboard.load import load_workloads
+from reports.dashboard.load import load_workloads, version_ranks
 from reports.dashboard.release import (
     DEFAULT_TAG_PATTERN,
     GitError,
@@ -36,7 +36,8 @@ from reports.dashboard.release import (
     select_commits,
 )
 from reports.dashboard.workload_page import render_workload
-from reports.store import store_files
+from reports.store import GitError as StoreGitError
+from reports.store import StoreError, load_graph, order_note, store_files
 
 __all__ = ["DEFAULT_TITLE", "MARKER", "DashboardError", "SiteSummary", "build_site",
            "find_asv_html"]
@@ -149,9 +150,16 @@ def build_site(store: Path | str, out: Path | str, *, title: str = DEFAULT_TITLE
     except GitError as exc:
         raise DashboardError(str(exc)) from exc
     try:
-        workloads = load_workloads(store)
+        graph = load_graph(store, repo_path)
+        workloads = load_workloads(store, graph=graph)
     except pl.exceptions.PolarsError as exc:
         raise DashboardError(f"store {store}: {str(exc).splitlines()[0]}") from exc
+    except StoreGitError as exc:
+        raise DashboardError(f"--repo {exc}") from exc
+    except StoreError as exc:
+        raise DashboardError(str(exc)) from exc
+    ranks = version_ranks(workloads, graph)
+    note = order_note([p.order for w in workloads for p in w.headline.points], graph)
     measured = {p.commit for w in workloads for p in w.headline.points
                 if p.commit and p.n}
     selection = (select_commits(git, measured) if git is not None
@@ -170,7 +178,8 @@ def build_site(store: Path | str, out: Path | str, *, title: str = DEFAULT_TITLE
         (tmp / "workloads").mkdir()
         for w in workloads:
             (tmp / "workloads" / w.page).write_text(render_workload(ctx, w), encoding="utf-8")
-        (tmp / "index.html").write_text(render_index(ctx, workloads), encoding="utf-8")
+        (tmp / "index.html").write_text(render_index(ctx, workloads, ranks=ranks,
+                                                     order_note=note), encoding="utf-8")
         (tmp / "compare.html").write_text(
             render_compare(ctx, comparisons, repo_given=repo_path is not None),
             encoding="utf-8")

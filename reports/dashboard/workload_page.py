@@ -1,26 +1,29 @@
-"""``workloads/<page>.html``: one workload's headline metric over versions with the change
-points marked, the table of its points (anchors ``#p-<index>``, change points ``#cp-<n>``),
-and its other metrics as small multiples with their latest values."""
+"""``workloads/<page>.html``: one workload's headline metric over versions (git order) with the
+change points marked, the table of its points (n and spread of each, the step from the
+version it is compared with and its verdict; anchors ``#p-<index>``, change points
+``#cp-<n>``), and its other metrics as small multiples with their latest values."""
 
 from __future__ import annotations
 
 from reports.dashboard.charts import history_svg, small_multiples_svg
-from reports.dashboard.index_page import cp_change, group_of
+from reports.dashboard.index_page import cp_change, group_of, spread_text, step_cell
 from reports.dashboard.layout import SiteContext, empty, esc, page, table, tag
 from reports.dashboard.load import MIN_SIZE
 from reports.dashboard.model import MetricHistory, Workload
-from reports.render.sections import fmt_change, fmt_p, fmt_value
+from reports.render.sections import fmt_p, fmt_value
+from reports.store import ONE_VALUE
 
 __all__ = ["render_workload"]
 
 
 def _meta(w: Workload) -> str:
-    last = w.headline.points[-1] if w.headline.points else None
+    last = w.headline.latest
     items = [("source", w.source), ("topic", group_of(w)), ("machine", w.machine or "-"),
              ("labels", ", ".join(w.labels) or "-"),
              ("metric", f"{w.headline.metric} ({w.headline.bucket}"
                         + (f", {w.headline.unit})" if w.headline.unit else ")")),
-             ("newest version", last.version if last else "-")]
+             ("newest version", f"{last.version} ({spread_text(last)})" if last
+              else "unknown (no version of known order with a value)")]
     rows = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in items)
     return f'<dl class="meta">{rows}</dl>'
 
@@ -36,15 +39,24 @@ def _history(w: Workload) -> list[str]:
         out.append(empty("Only one version so far: no history to plot yet."))
     else:
         out.append(history_svg(w.name, h, id_prefix="history-"))
-    if len(finite) < 2 * MIN_SIZE:
-        out.append(empty(f"{len(finite)} version{'s' * (len(finite) != 1)} with a value: "
-                         f"change points need at least {2 * MIN_SIZE}."))
+    line = h.mainline_points
+    if len(line) < 2 * MIN_SIZE:
+        out.append(empty(f"{len(line)} version{'s' * (len(line) != 1)} with a value on the "
+                         f"first-parent line: change points need at least {2 * MIN_SIZE}."))
+    if h.single_valued:
+        out.append(empty(f"{ONE_VALUE}: every version has a single value, so no step "
+                         "between two versions is judged (one value says nothing about "
+                         "the noise). Measure with more rounds (--repeat)."))
+    if h.unordered:
+        out.append(empty(f"{len(h.unordered)} version{'s' * (len(h.unordered) != 1)} of "
+                         "unknown order (no commit date or parents recorded; build with "
+                         "--repo): listed last below, not plotted, not compared."))
     return out
 
 
 def _change_points(h: MetricHistory) -> list[str]:
     out = ["<h2>Change points</h2>"]
-    if len(h.finite_points) < 2 * MIN_SIZE:
+    if len(h.mainline_points) < 2 * MIN_SIZE:
         out.append(empty("Too few versions to look for change points."))
         return out
     if not h.change_points:
@@ -55,36 +67,40 @@ def _change_points(h: MetricHistory) -> list[str]:
     for n, cp in enumerate(h.change_points, 1):
         p = h.points[cp.index]
         rows.append([f'<a id="cp-{n}" href="#p-{cp.index}">{esc(p.label)}</a>',
-                     esc(f"{p.timestamp:%Y-%m-%d %H:%M}" if p.timestamp else "-"),
+                     esc(f"{p.commit_date:%Y-%m-%d %H:%M}" if p.commit_date else "-"),
                      esc(fmt_value(cp.before_mean, h.unit)),
                      esc(fmt_value(cp.after_mean, h.unit)), esc(cp_change(cp.magnitude)),
                      esc(fmt_p(cp.p_value))])
-    out.append(table(["first version of the new level", "date", "mean before", "mean after",
-                      "change", "p"], rows, numeric=(2, 3, 4, 5)))
+    out.append(table(["first version of the new level", "committed", "mean before",
+                      "mean after", "change", "p"], rows, numeric=(2, 3, 4, 5)))
     return out
 
 
 def _points(h: MetricHistory) -> list[str]:
-    out = [f"<h2>Versions ({len(h.points)})</h2>"]
+    out = [f"<h2>Versions ({len(h.points)})</h2>",
+           '<p class="muted">In git order, oldest first. vs: the previous measured commit on '
+           "the first-parent line; the step is highlighted only when the project's statistics "
+           "call it significant (Mann-Whitney U, 3 % minimum effect, Benjamini-Hochberg per "
+           f"commit pair); {esc(ONE_VALUE)}.</p>"]
     cps = h.change_point_indices
     rows, classes = [], []
-    previous = None
     for i, p in enumerate(h.points):
-        change = p.mean / previous if p.mean is not None and previous else None
         commit = (f'<a id="p-{i}"></a><span title="{esc(p.version)}">{esc(p.label)}</span>'
                   + (tag("change point", "cp") if i in cps else ""))
+        before = h.previous_of(p)
         rows.append([commit, esc(p.branch or "-"),
+                     esc(f"{p.commit_date:%Y-%m-%d %H:%M}" if p.commit_date else "-"),
                      esc(f"{p.timestamp:%Y-%m-%d %H:%M}" if p.timestamp else "-"),
-                     esc(p.runs), esc(p.n), esc(fmt_value(p.mean)), esc(fmt_value(p.min)),
-                     esc(fmt_value(p.max)),
-                     esc(fmt_change(change)) if change is not None else "-",
+                     esc(p.order), esc(p.runs), esc(p.n), esc(fmt_value(p.mean)),
+                     esc(fmt_value(p.min)), esc(fmt_value(p.max)),
+                     f'<a href="#p-{p.previous}">{esc(before.label)}</a>' if before else "-",
+                     step_cell(h, p),
                      tag(p.problems, "problem") if p.problems else ""])
-        classes.append("cp" if i in cps else "")
-        if p.mean is not None:
-            previous = p.mean
-    out.append(table(["version", "branch", "date", "runs", "n", f"mean ({h.unit or '-'})",
-                      "min", "max", "vs previous", "problems"], rows,
-                     numeric=(3, 4, 5, 6, 7, 8), row_classes=classes))
+        significant = p.step is not None and p.step.significant
+        classes.append("cp" if i in cps else "step" if significant else "")
+    out.append(table(["version", "branch", "committed", "measured", "order", "runs", "n",
+                      f"mean ({h.unit or '-'})", "min", "max", "vs", "change", "problems"],
+                     rows, numeric=(5, 6, 7, 8, 9), row_classes=classes))
     return out
 
 
@@ -102,13 +118,12 @@ def _others(w: Workload) -> list[str]:
         rows = []
         for o in w.others:
             latest = o.latest
-            change = o.change_vs_previous
             rows.append([esc(o.metric), esc(o.bucket),
                          esc(fmt_value(latest.mean, o.unit)) if latest else "n/a",
-                         esc(fmt_change(change)) if change is not None else "-",
-                         esc(len(o.points))])
-        out.append(table(["metric", "bucket", "latest", "vs previous", "versions"], rows,
-                         numeric=(2, 3, 4)))
+                         esc(spread_text(latest)) if latest else "-",
+                         step_cell(o, latest), esc(len(o.points))])
+        out.append(table(["metric", "bucket", "latest", "n, spread", "vs previous",
+                          "versions"], rows, numeric=(2, 5)))
     if w.not_shown:
         out.append(f'<p class="muted">Not shown (several items per round, e.g. per plugin): '
                    f"{esc(', '.join(w.not_shown))}.</p>")

@@ -6,18 +6,24 @@
     ingest_paths(paths, store) -> IngestReport   schedperf run folders / results.parquet, asv
                                                  results, pytest-benchmark JSON, DataItems JSON
     scan_store(store) -> pl.LazyFrame            every row, lazily
-    history(store, metric=..., ...)              a metric over commits, per workload
+    history(store, metric=..., repo=...)         a metric over commits in git order, per
+                                                 workload, each step judged
+    load_graph(store, repo) / order_series(...)  versions in git order (``order``)
+    judge_steps(steps)                           is a step significant (``steps``)
 
 Read it directly with ``pl.scan_parquet(f"{store}/**/*.parquet")``. Modules: ``schema``
 (columns), ``detect`` (what a file is), ``ingest_run`` / ``ingest_asv`` / ``ingest_pytest`` /
 ``ingest_dataitems`` (one parser per format), ``dataset`` (writing parts), ``bookkeeping``,
-``ingest`` (the orchestration), ``history``. Documented in docs/store.md.
+``ingest`` (the orchestration), ``gitinfo`` (commit dates and parents from git), ``order``
+(git order of versions), ``steps`` (judging a step), ``history``. Documented in
+docs/store.md.
 """
 
 from __future__ import annotations
 
 from reports.store.bookkeeping import LEDGER_NAME, Ledger
 from reports.store.dataset import PART_GLOB, scan_store, store_files
+from reports.store.gitinfo import GitError
 from reports.store.history import DEFAULT_BUCKETS, DEFAULT_METRIC, HistoryError, history
 from reports.store.ingest import (
     DUPLICATE,
@@ -26,6 +32,19 @@ from reports.store.ingest import (
     FileOutcome,
     IngestReport,
     ingest_paths,
+)
+from reports.store.order import (
+    ORDER_DATE,
+    ORDER_GIT,
+    ORDER_PARENTS,
+    ORDER_RUN,
+    ORDER_SINGLE,
+    ORDER_UNKNOWN,
+    CommitGraph,
+    Placed,
+    load_graph,
+    order_note,
+    order_series,
 )
 from reports.store.problems import Malformed, StoreError
 from reports.store.schema import (
@@ -38,6 +57,7 @@ from reports.store.schema import (
     SOURCES,
     STORE_SCHEMA,
 )
+from reports.store.steps import ONE_VALUE, Step, StepVerdict, judge_steps
 
 __all__ = [
     "DEFAULT_BUCKETS",
@@ -48,6 +68,13 @@ __all__ = [
     "INGESTED",
     "KEY_COLUMNS",
     "LEDGER_NAME",
+    "ONE_VALUE",
+    "ORDER_DATE",
+    "ORDER_GIT",
+    "ORDER_PARENTS",
+    "ORDER_RUN",
+    "ORDER_SINGLE",
+    "ORDER_UNKNOWN",
     "PART_GLOB",
     "SOURCES",
     "SOURCE_ASV",
@@ -55,14 +82,23 @@ __all__ = [
     "SOURCE_PYTEST",
     "SOURCE_RUN",
     "STORE_SCHEMA",
+    "CommitGraph",
     "FileOutcome",
+    "GitError",
     "HistoryError",
     "IngestReport",
     "Ledger",
     "Malformed",
+    "Placed",
+    "Step",
+    "StepVerdict",
     "StoreError",
     "history",
     "ingest_paths",
+    "judge_steps",
+    "load_graph",
+    "order_note",
+    "order_series",
     "scan_store",
     "store_files",
 ]

@@ -7,6 +7,13 @@ Idempotent: a file whose sha256 is in the bookkeeping is not read again, and row
 A file that cannot be ingested is reported (path and problem) and skipped; the others are
 ingested. Files are written in batches (one part per source and day per batch), so a
 folder of many small result files does not become many tiny Parquet files.
+
+Each commit's committer date and parents are recorded with its rows (``commit_date``,
+``commit_parents``) when a git repository at hand has it: ``repo`` (``--repo``), the
+checkout a ``schedperf run`` imported ``scheduler_core`` from (its ``scheduler_core_path``),
+the checkout holding the ingested file, the checkout holding the current folder; tried in
+that order (a commit hash names the same commit in every clone). Commits none of them has
+keep what the file says (asv's and pytest-benchmark's commit date) or stay unknown.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from reports.store.dataset import (
     write_parts,
 )
 from reports.store.detect import SKIP, Candidate, expand, identify
+from reports.store.gitinfo import GitError, check_repo, commit_details, find_checkout
 from reports.store.ingest_asv import find_benchmarks_json, load_benchmarks, parse_asv
 from reports.store.ingest_dataitems import parse_dataitems
 from reports.store.ingest_pytest import parse_pytest_benchmark
@@ -40,6 +48,8 @@ from reports.store.schema import (
     SOURCE_DATAITEMS,
     SOURCE_PYTEST,
     SOURCE_RUN,
+    CommitInfo,
+    with_commit_info,
 )
 
 __all__ = ["DUPLICATE", "ERROR", "FLUSH_ROWS", "INGESTED", "FileOutcome", "IngestReport",
@@ -84,6 +94,12 @@ class IngestReport:
     def rows_new(self) -> int:
         return sum(o.rows_new for o in self.outcomes)
 
+    # commit -> the repository its date and parents came from ("" when none had it), for
+    # the commits of the files ingested
+    commits: dict[str, str] = field(default_factory=dict)
+    # repositories that could not be read, with the problem
+    repo_problems: list[str] = field(default_factory=list)
+
 
 @dataclass
 class _Pending:
@@ -92,6 +108,63 @@ class _Pending:
     table: pa.Table
     size: int
     run_ids: list[str]
+    repos: list[Path] = field(default_factory=list)  # where to look its commits up
+
+
+class _Commits:
+    """Looks the commits of pending files up in the repositories at hand (cached), and
+    records their date and parents in the files' rows."""
+
+    def __init__(self, repo: Path | None, report: IngestReport):
+        self.repo, self.report = repo, report
+        self.info: dict[str, CommitInfo | None] = {}
+        self.broken: set[Path] = set()
+        here = find_checkout(Path.cwd())
+        self.cwd = [here] if here is not None else []
+
+    def repos_for(self, path: Path, table: pa.Table) -> list[Path]:
+        """Where to look the commits of ``table`` (read from ``path``) up, best first."""
+        found: list[Path] = [self.repo] if self.repo is not None else []
+        if "scheduler_core_path" in table.column_names:
+            for where in table["scheduler_core_path"].unique().to_pylist():
+                checkout = find_checkout(where) if where else None
+                if checkout is not None:
+                    found.append(checkout)
+        for checkout in (find_checkout(path.parent), *self.cwd):
+            if checkout is not None:
+                found.append(checkout)
+        return list(dict.fromkeys(found))
+
+    def annotate(self, batch: list[_Pending]) -> None:
+        wanted: dict[Path, set[str]] = {}
+        for p in batch:
+            commits = {c for c in p.table["commit"].unique().to_pylist() if c}
+            for c in commits - self.info.keys():
+                for repo in p.repos:
+                    wanted.setdefault(repo, set()).add(c)
+        missing = set().union(*wanted.values()) if wanted else set()
+        for repo, commits in wanted.items():
+            ask = commits & missing
+            if not ask or repo in self.broken:
+                continue
+            try:
+                found = commit_details(repo, ask)
+            except GitError as exc:
+                self.broken.add(repo)
+                self.report.repo_problems.append(str(exc))
+                continue
+            for c, info in found.items():
+                self.info[c] = info
+                self.report.commits[c] = str(repo)
+            missing -= found.keys()
+        for c in missing:
+            self.info[c] = None
+        for p in batch:
+            commits = {c for c in p.table["commit"].unique().to_pylist() if c}
+            for c in commits:
+                self.report.commits.setdefault(c, "")
+            known = {c: info for c in commits if (info := self.info.get(c)) is not None}
+            p.table = with_commit_info(p.table, known)
 
 
 def _parse(cand: Candidate, data: bytes, sha256: str) -> tuple[str, pa.Table, str | None]:
@@ -148,9 +221,11 @@ def _drop_known(batch: list[_Pending], store: Path) -> None:
         p.outcome.rows_new = p.table.num_rows
 
 
-def _flush(batch: list[_Pending], store: Path, ledger: Ledger, settle: _Settler) -> None:
+def _flush(batch: list[_Pending], store: Path, ledger: Ledger, settle: _Settler,
+           commits: _Commits) -> None:
     if not batch:
         return
+    commits.annotate(batch)
     _drop_known(batch, store)
     parts = write_parts(store, [p.table for p in batch])
     for p in batch:  # recorded only after the data files landed
@@ -193,12 +268,16 @@ class _Settler:
 
 def ingest_paths(paths: Iterable[Path | str], store: Path | str, *,
                  on_outcome: Callable[[FileOutcome], Any] | None = None,
-                 flush_rows: int = FLUSH_ROWS) -> IngestReport:
+                 flush_rows: int = FLUSH_ROWS, repo: Path | str | None = None) -> IngestReport:
     """Ingest files and folders into ``store`` (created if missing); see the module
     docstring. ``on_outcome`` is called once per file, in input order, as its fate is
-    settled. Raises :class:`~reports.store.problems.StoreError` when the store is unusable."""
+    settled; ``repo`` is a git repository to look commits up in first. Raises
+    :class:`~reports.store.problems.StoreError` when the store is unusable,
+    :class:`~reports.store.gitinfo.GitError` when ``repo`` is not a git repository."""
     store = Path(store)
+    repo_path = check_repo(repo) if repo is not None else None
     report = IngestReport()
+    commits = _Commits(repo_path, report)
     settle = _Settler(report, on_outcome)
     candidates, problems = expand([Path(p) for p in paths], store)
     for path, problem in problems:
@@ -234,10 +313,11 @@ def ingest_paths(paths: Iterable[Path | str], store: Path | str, *,
                                   message=note)
             settle.add(outcome, final=False)
             run_ids = sorted(r for r in table["run_id"].unique().to_pylist() if r is not None)
-            batch.append(_Pending(outcome, sha256, table, len(data), run_ids))
+            batch.append(_Pending(outcome, sha256, table, len(data), run_ids,
+                                  commits.repos_for(cand.path, table)))
             batch_rows += table.num_rows
             if batch_rows >= flush_rows:
-                _flush(batch, store, ledger, settle)
+                _flush(batch, store, ledger, settle, commits)
                 batch_rows = 0
-        _flush(batch, store, ledger, settle)
+        _flush(batch, store, ledger, settle, commits)
     return report

@@ -14,6 +14,8 @@ Mapping (one row per benchmark, parameter combination and bucket):
                                        (samples)
     commit_hash, machine, python, cpu  commit, machine, python, cpu_model, cpu_count
     started_at (per benchmark)         timestamp (else the commit ``date``)
+    date                               commit_date (git's date replaces it at ingest
+                                       when a repository has the commit)
 
 ``item_labels`` holds ``{"benchmark", "type", "version", "env_name"}``. Without a
 benchmarks.json (or when it no longer matches the result) parameters are named
@@ -165,6 +167,7 @@ def parse_asv(doc: Any, sha256: str, benchmarks: dict[str, Any]) -> pa.Table:
     head = _header(doc)
     run_id = f"asv-{head['machine']}-{head['commit'][:8]}-{head['env_name']}"
     base = {"run_id": run_id, "round": 1, "commit": head["commit"],
+            "commit_date": head["date"],  # asv's date of the commit (git may replace it)
             "machine": head["machine"], "python": head["python"],
             **_machine_columns(head["params"])}
     rows: list[dict[str, Any]] = []

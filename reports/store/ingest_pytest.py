@@ -12,6 +12,7 @@ Mapping (one row per benchmark and statistic):
     stats rounds, iterations, iqr_outliers,          counts
     stddev_outliers
     commit_info id/branch, datetime                  commit, branch, timestamp
+    commit_info time                                 commit_date (the commit's date)
     machine_info node/python_version/cpu             machine, python, cpu_model, cpu_count
 
 ``item_labels`` holds ``{"fullname", "group", "extra_info", "dirty"}``. Benchmarks that raised
@@ -76,11 +77,17 @@ def parse_pytest_benchmark(doc: Any, sha256: str) -> pa.Table:
     commit_id = optional_field(commit, "id", "string", "commit_info")
     branch = optional_field(commit, "branch", "string", "commit_info")
     cpu_count = cpu.get("count")
+    committed = commit.get("time")
+    try:
+        commit_date = _when(committed) if isinstance(committed, str) else None
+    except Malformed:
+        commit_date = None  # not needed: git or --repo can still date the commit
     base = {
         "run_id": f"pytest-benchmark-{when.strftime('%Y%m%dT%H%M%SZ')}-{sha256[:8]}",
         "round": 1, "timestamp": when,
         "commit": None if commit_id in _NO_COMMIT else commit_id,
         "branch": None if branch in _NO_BRANCH else branch,
+        "commit_date": None if commit_id in _NO_COMMIT else commit_date,
         "machine": optional_field(machine, "node", "string", "machine_info"),
         "python": optional_field(machine, "python_version", "string", "machine_info"),
         "cpu_model": cpu.get("brand_raw") if isinstance(cpu.get("brand_raw"), str) else None,

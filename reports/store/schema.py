@@ -1,17 +1,23 @@
 """The store's one schema: the columns of ``results.parquet`` (``bench.results.parquet``,
-schema_version ``RESULTS_SCHEMA_VERSION``) followed by two store columns:
+schema_version ``RESULTS_SCHEMA_VERSION``) followed by the store columns:
 
     source          what the rows were read from: ``run`` (a ``schedperf run`` folder or its
                     results.parquet), ``asv``, ``pytest-benchmark``, ``dataitems``
     source_sha256   sha256 of the ingested file's contents (the bookkeeping key)
+    commit_date     the commit's committer date (UTC); null: unknown
+    commit_parents  the commit's parents (full hashes, first parent first; empty for a root
+                    commit); null: unknown
 
 A results.parquet therefore ingests losslessly: its columns are kept as they are. Every
-``*.parquet`` file under a store has exactly :data:`STORE_SCHEMA`.
+``*.parquet`` file written under a store has exactly :data:`STORE_SCHEMA`; parts written
+before ``commit_date``/``commit_parents`` existed lack those two columns (read them with
+:func:`reports.store.scan_store`, which fills them with null: unknown).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +29,7 @@ from bench.results.parquet import RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
 __all__ = [
     "DEFAULT_STORE",
     "KEY_COLUMNS",
+    "OPTIONAL_FIELDS",
     "RESULTS_SCHEMA",
     "RESULTS_SCHEMA_VERSION",
     "SOURCES",
@@ -32,9 +39,11 @@ __all__ = [
     "SOURCE_RUN",
     "STORE_FIELDS",
     "STORE_SCHEMA",
+    "CommitInfo",
     "polars_schema",
     "store_table",
     "table_from_rows",
+    "with_commit_info",
 ]
 
 DEFAULT_STORE = Path(".schedperf/store")
@@ -48,7 +57,13 @@ SOURCES = (SOURCE_RUN, SOURCE_ASV, SOURCE_PYTEST, SOURCE_DATAITEMS)
 STORE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("source", pa.string()),
     ("source_sha256", pa.string()),
+    ("commit_date", pa.timestamp("us", tz="UTC")),
+    ("commit_parents", pa.list_(pa.string())),
 ]
+# the store columns that parts written by older versions may lack (read as null: unknown)
+OPTIONAL_FIELDS = ("commit_date", "commit_parents")
+# (committer date or None, parents or None) of one commit; None: unknown
+CommitInfo = tuple[datetime | None, tuple[str, ...] | None]
 STORE_SCHEMA = pa.schema([*RESULTS_SCHEMA, *STORE_FIELDS])
 
 # What identifies one measured value: a row of a new file whose key is already in the store
@@ -67,7 +82,34 @@ def polars_schema() -> pl.Schema:
 def _with_source(table: pa.Table, source: str, sha256: str) -> pa.Table:
     n = table.num_rows
     table = table.append_column("source", pa.array([source] * n, pa.string()))
-    return table.append_column("source_sha256", pa.array([sha256] * n, pa.string()))
+    table = table.append_column("source_sha256", pa.array([sha256] * n, pa.string()))
+    for name, kind in STORE_FIELDS[2:]:
+        table = table.append_column(name, pa.nulls(n, kind))
+    return table
+
+
+def with_commit_info(table: pa.Table, info: Mapping[str, CommitInfo]) -> pa.Table:
+    """``table`` (store schema) with ``commit_date``/``commit_parents`` set from ``info``
+    ({commit: (date, parents)}) for the rows of those commits; a None in ``info`` keeps the
+    row's value."""
+    if not info or table.num_rows == 0:
+        return table
+    commits = table["commit"].to_pylist()
+    columns = {}
+    for k, name in enumerate(("commit_date", "commit_parents")):
+        old = table[name].to_pylist()
+        new = []
+        for c, v in zip(commits, old, strict=True):
+            known = info.get(c) if c is not None else None
+            value = known[k] if known is not None else None
+            if value is None:
+                new.append(v)
+            else:
+                new.append(list(value) if isinstance(value, tuple) else value)
+        columns[name] = pa.array(new, STORE_SCHEMA.field(name).type)
+    for name, column in columns.items():
+        table = table.set_column(table.schema.get_field_index(name), name, column)
+    return table
 
 
 def store_table(results: pa.Table, *, source: str, sha256: str) -> pa.Table:
@@ -79,7 +121,14 @@ def store_table(results: pa.Table, *, source: str, sha256: str) -> pa.Table:
 
 def table_from_rows(rows: Iterable[Mapping[str, Any]], *, source: str,
                     sha256: str) -> pa.Table:
-    """Store table from row dicts keyed by results columns; missing columns are null and
-    ``schema_version`` is :data:`RESULTS_SCHEMA_VERSION`."""
+    """Store table from row dicts keyed by results columns (plus, optionally,
+    ``commit_date`` and ``commit_parents``); missing columns are null and ``schema_version``
+    is :data:`RESULTS_SCHEMA_VERSION`."""
+    rows = list(rows)
     full = [{**r, "schema_version": RESULTS_SCHEMA_VERSION} for r in rows]
-    return _with_source(pa.Table.from_pylist(full, schema=RESULTS_SCHEMA), source, sha256)
+    table = _with_source(pa.Table.from_pylist(full, schema=RESULTS_SCHEMA), source, sha256)
+    for name in OPTIONAL_FIELDS:
+        if any(r.get(name) is not None for r in rows):
+            column = pa.array([r.get(name) for r in rows], STORE_SCHEMA.field(name).type)
+            table = table.set_column(table.schema.get_field_index(name), name, column)
+    return table

@@ -143,7 +143,9 @@ def test_step_workload_trend_and_change_vs_previous(site: Path, project: Project
                  after='id="topic-')
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
     assert cells[7] == str(COMMITS)  # versions
-    assert re.fullmatch(r"[+-]\d\.\d+ %", cells[5])  # vs previous: both after the step
+    # vs previous: both after the step, noise: shown, judged, not highlighted
+    assert re.fullmatch(r'<span class="muted" title="vs [0-9a-f]{10}: [^"]+">[+-]\d\.\d+ % · '
+                        r"(no change|inconclusive)</span>", cells[5])
 
 
 def test_compare_against_release(site: Path, project: Project) -> None:

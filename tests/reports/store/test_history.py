@@ -1,4 +1,5 @@
-"""history over commits: the query (reports.store.history) and the ``history`` command."""
+"""history over commits: the query (reports.store.history) and the ``history`` command.
+(Git order, n and spread, and judged steps: test_git_order.py.)"""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from click.testing import CliRunner
 from bench.cli.history import history as history_command
 from bench.results.parquet import write_results_parquet
 from reports.store import HistoryError, history, ingest_paths
+from tests.reports.gitrepo import make_repo
 from tests.reports.store.conftest import ASV_RESULTS, PYTEST_FILE
 from workloads.result import DataItem, WorkloadResult
 
-# pods/s Average per commit for two workloads; commit c3 ran twice (two runs)
+# pods/s Average per commit (three commits of a real repository) for two workloads; commit c3
+# ran twice (two runs)
 THROUGHPUT = {
     "c1": {"5000Nodes": [100.0], "500Nodes": [400.0]},
     "c2": {"5000Nodes": [110.0], "500Nodes": [380.0]},
@@ -33,13 +36,13 @@ def _result(workload: str, pods_s: float) -> WorkloadResult:
                              {"Name": name, "Metric": "SchedulingThroughput"})])
 
 
-def make_runs(root: Path) -> Path:
+def make_runs(root: Path, commits: list[str]) -> Path:
     """One results.parquet per (commit, repetition), the way ``schedperf run`` writes them."""
     n = 0
-    for day, (commit, per_workload) in enumerate(THROUGHPUT.items()):
+    for day, per_workload in enumerate(THROUGHPUT.values()):
         for rep in range(len(per_workload["5000Nodes"])):
             results = [_result(w, values[rep]) for w, values in per_workload.items()]
-            env = {"commit": f"{commit}{'0' * 38}", "branch": "main", "machine": "ci"}
+            env = {"commit": commits[day], "branch": "main", "machine": "ci"}
             write_results_parquet(root / f"run{n}" / "results.parquet", results, env,
                                   run_id=f"run-{n}", timestamp=START + timedelta(days=day,
                                                                                   hours=rep))
@@ -48,16 +51,22 @@ def make_runs(root: Path) -> Path:
 
 
 @pytest.fixture
-def history_store(tmp_path, store):
-    assert not ingest_paths([make_runs(tmp_path / "runs")], store).errors
+def commits(tmp_path):
+    return make_repo(tmp_path / "repo", len(THROUGHPUT))
+
+
+@pytest.fixture
+def history_store(tmp_path, store, commits):
+    assert not ingest_paths([make_runs(tmp_path / "runs", commits)], store,
+                            repo=tmp_path / "repo").errors
     return store
 
 
-def test_throughput_over_commits(history_store):
+def test_throughput_over_commits(history_store, commits):
     bucket, df = history(history_store)
     assert bucket == "Average"
     big = df.filter(name="SchedulingBasic/5000Nodes")
-    assert [c[:2] for c in big["commit"]] == ["c1", "c2", "c3"]
+    assert big["commit"].to_list() == commits
     assert big["mean"].to_list() == [100.0, 110.0, 95.0]
     assert big["runs"].to_list() == [1, 1, 2] and big["n"].to_list() == [1, 1, 2]
     assert big["min"].to_list()[-1] == 90.0 and big["max"].to_list()[-1] == 100.0
@@ -77,9 +86,9 @@ def test_workload_regex_matches_full_name(history_store, regex, names):
     assert df["name"].unique(maintain_order=True).to_list() == names
 
 
-def test_last_keeps_newest_commits(history_store):
+def test_last_keeps_newest_commits(history_store, commits):
     _, df = history(history_store, last=2)
-    assert [c[:2] for c in df.filter(name="SchedulingBasic/500Nodes")["commit"]] == ["c2", "c3"]
+    assert df.filter(name="SchedulingBasic/500Nodes")["commit"].to_list() == commits[1:]
 
 
 @pytest.mark.parametrize(("metric", "bucket", "expected_bucket"), [
@@ -132,13 +141,13 @@ def invoke(*args: str):
     return CliRunner(env={"COLUMNS": "200"}).invoke(history_command, list(args))
 
 
-def test_command_prints_table(history_store):
+def test_command_prints_table(history_store, commits):
     result = invoke("--store", str(history_store))
     assert result.exit_code == 0, result.output
     assert "SchedulingThroughput Average [pods/s]" in result.output
     lines = [line for line in result.output.splitlines() if "SchedulingBasic/5000Nodes" in line]
     assert len(lines) == 3
-    assert "c100000000" in lines[0] and "+10.0%" in lines[1] and "-13.6%" in lines[2]
+    assert commits[0][:10] in lines[0] and "+10.0%" in lines[1] and "-13.6%" in lines[2]
     assert "2025-03-03 00:00" in lines[2]
 
 
