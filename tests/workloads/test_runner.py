@@ -3,6 +3,7 @@ every upstream scheduler_perf test case at its integration-test size."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from scheduler_core.plugins.registry import IN_TREE
 from tests.shared import upstream_params
 from tests.workloads.test_ops import BIG_POD, MEASURE, POD, make_case, placements
+from workloads import runner as runner_module
 from workloads.clocks import ATTEMPT_COST
 from workloads.config import load_configs
 from workloads.runner import ProgressEvent, execute_workload, run_workload
@@ -152,7 +154,23 @@ def test_threshold_met_is_ok(tmp_path):
 # --------------------------------------------------------------------------- statuses
 
 
-def test_timeout_stops_and_reports(tmp_path):
+class SteppingWallClock:
+    """Stands in for the runner's ``time`` module: ``perf_counter`` moves 1 ms per call, so a
+    wall-clock budget runs out after a fixed amount of work, however fast the machine is."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def perf_counter(self) -> float:
+        self.t += 0.001
+        return self.t
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+
+def test_timeout_stops_and_reports(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner_module, "time", SteppingWallClock())
     tc, w = basic(tmp_path, 50, 100_000)
     result = run_workload(tc, w, timeout=0.2)
     assert result.status == "timeout"
