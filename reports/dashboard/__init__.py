@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from reports.dashboard.load import load_workloads, page_name
 from reports.dashboard.model import MetricHistory, Point, Workload
-from reports.dashboard.release import DEFAULT_TAG_PATTERN, GitError
+from reports.dashboard.release import DEFAULT_TAG_PATTERN, ReleaseGitError
 from reports.dashboard.site import (
     DEFAULT_TITLE,
     MARKER,
@@ -29,9 +29,9 @@ __all__ = [
     "DEFAULT_TITLE",
     "MARKER",
     "DashboardError",
-    "GitError",
     "MetricHistory",
     "Point",
+    "ReleaseGitError",
     "SiteSummary",
     "Workload",
     "build_site",

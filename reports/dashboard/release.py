@@ -15,15 +15,17 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DEFAULT_TAG_PATTERN", "GitError", "GitHistory", "Release", "Selection",
+__all__ = ["DEFAULT_TAG_PATTERN", "GitHistory", "Release", "ReleaseGitError", "Selection",
            "read_git", "select_commits"]
 
 DEFAULT_TAG_PATTERN = r"^(v|release-)?\d+(\.\d+)*$"
 _TIMEOUT = 120
 
 
-class GitError(Exception):
-    """The repository cannot be read (not a git checkout, unknown ref, bad pattern)."""
+class ReleaseGitError(Exception):
+    """The ``--repo`` checkout cannot give the release history (not a git checkout, unknown
+    ref, bad tag pattern). Distinct from ``reports.store.GitError`` (the store's commit
+    details) and ``bench.compare.worktrees.GitError`` (compare's checkouts)."""
 
 
 @dataclass(frozen=True)
@@ -55,10 +57,10 @@ def _git(repo: Path, *args: str) -> str:
         proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True,
                               text=True, timeout=_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GitError(f"--repo {repo}: cannot run git: {exc}") from exc
+        raise ReleaseGitError(f"--repo {repo}: cannot run git: {exc}") from exc
     if proc.returncode != 0:
         first = (proc.stderr.strip().splitlines() or ["unknown error"])[0]
-        raise GitError(f"--repo {repo}: git {args[0]} failed: {first}")
+        raise ReleaseGitError(f"--repo {repo}: git {args[0]} failed: {first}")
     return proc.stdout
 
 
@@ -68,15 +70,15 @@ def read_git(repo: Path, ref: str = "HEAD",
     try:
         pattern = re.compile(tag_pattern)
     except re.error as exc:
-        raise GitError(f"--tag-pattern {tag_pattern!r} is not a valid regular expression: "
-                       f"{exc}") from exc
+        raise ReleaseGitError(f"--tag-pattern {tag_pattern!r} is not a valid regular "
+                              f"expression: {exc}") from exc
     if not Path(repo).is_dir():
-        raise GitError(f"--repo {repo}: no such folder")
+        raise ReleaseGitError(f"--repo {repo}: no such folder")
     _git(repo, "rev-parse", "--git-dir")
     try:
         tip = _git(repo, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}")
-    except GitError as exc:
-        raise GitError(f"--repo {repo}: {ref!r} does not name a commit") from exc
+    except ReleaseGitError as exc:
+        raise ReleaseGitError(f"--repo {repo}: {ref!r} does not name a commit") from exc
     tip = tip.strip()
     order = tuple(_git(repo, "rev-list", "--topo-order", tip).split())
     tags: dict[str, list[str]] = {}

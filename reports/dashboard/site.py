@@ -30,7 +30,7 @@ from reports.dashboard.layout import SiteContext
 from reports.dashboard.load import load_workloads, version_ranks
 from reports.dashboard.release import (
     DEFAULT_TAG_PATTERN,
-    GitError,
+    ReleaseGitError,
     Selection,
     read_git,
     select_commits,
@@ -147,7 +147,7 @@ def build_site(store: Path | str, out: Path | str, *, title: str = DEFAULT_TITLE
     repo_path = Path(repo) if repo is not None else None
     try:
         git = read_git(repo_path, ref, tag_pattern) if repo_path is not None else None
-    except GitError as exc:
+    except ReleaseGitError as exc:
         raise DashboardError(str(exc)) from exc
     try:
         graph = load_graph(store, repo_path)
