@@ -230,7 +230,9 @@ def _tables(report: Report, s: Sections) -> list[str]:
 
 
 def _plots(report: Report, s: Sections, *, max_history: int, max_breakdowns: int) -> list[str]:
-    from reports.render import plots  # matplotlib only when HTML is asked for
+    # matplotlib only when HTML is asked for; from the module itself, not the package, whose
+    # __init__ imports this module (reports.render <-> reports.render.html was a cycle)
+    from reports.render.plots import breakdown_svg, forest_svg, history_svg
 
     out = ["<h2>Ratio per workload</h2>",
            "<p>HEAD/BASE of each metric with its confidence interval; the grey band is the "
@@ -242,9 +244,9 @@ def _plots(report: Report, s: Sections, *, max_history: int, max_breakdowns: int
         if not total:
             out.append(_empty(f"No results with a ratio in mode {mode}."))
             continue
-        svg, shown = plots.forest_svg(report.results, mode=mode,
-                                      min_effect=report.settings.min_effect.get(mode),
-                                      id_prefix=f"forest{i}-")
+        svg, shown = forest_svg(report.results, mode=mode,
+                                min_effect=report.settings.min_effect.get(mode),
+                                id_prefix=f"forest{i}-")
         if shown < total:
             out.append(f'<p class="muted">Showing {shown} of {total} results: every changed '
                        "one, then the largest effects.</p>")
@@ -256,8 +258,8 @@ def _plots(report: Report, s: Sections, *, max_history: int, max_breakdowns: int
     if not names:
         out.append(_empty("No per-plugin breakdown in this report."))
     for i, workload in enumerate(names[:max_breakdowns]):
-        out.append(plots.breakdown_svg(workload, report.plugin_breakdown[workload],
-                                       id_prefix=f"breakdown{i}-"))
+        out.append(breakdown_svg(workload, report.plugin_breakdown[workload],
+                                 id_prefix=f"breakdown{i}-"))
     if len(names) > max_breakdowns:
         out.append(f'<p class="muted">{len(names) - max_breakdowns} more breakdowns are in '
                    "the JSON report.</p>")
@@ -269,8 +271,8 @@ def _plots(report: Report, s: Sections, *, max_history: int, max_breakdowns: int
     if not names:
         out.append(_empty("No history in this report."))
     for i, workload in enumerate(names[:max_history]):
-        out.append(plots.history_svg(workload, report.history[workload],
-                                     id_prefix=f"history{i}-"))
+        out.append(history_svg(workload, report.history[workload],
+                               id_prefix=f"history{i}-"))
     if len(names) > max_history:
         out.append(f'<p class="muted">{len(names) - max_history} more histories are in the '
                    "JSON report.</p>")
