@@ -1,5 +1,5 @@
-"""The detector study (bench/study_detector.py) end to end on two tiny workloads: one whose
-pods have a topology spread constraint, one without.
+"""The detector study (bench/study/, run by bench/study_detector.py) end to end on two tiny
+workloads: one whose pods have a topology spread constraint, one without.
 
 Time mode runs on recorded paced rounds (tests/bench/fixtures/study_time_rounds.json, real
 rounds of the two 400-pod workloads, label study-time) put in place of new paced runs: how
@@ -24,12 +24,14 @@ import pytest
 import yaml
 from rich.console import Console
 
-import bench.study_time
+import bench.study.time_pools
 from bench.compare.measure import SideRun
 from bench.compare.samples import time_rows
 from bench.measure.instructions import valgrind_available
 from bench.measure.spec import WorkerSpec
-from bench.study_detector import PLUGIN_KEY, StudySettings, print_summary, run_study
+from bench.study.report import print_summary
+from bench.study.run import run_study
+from bench.study.settings import PLUGIN_KEY, StudySettings
 from workloads.example_plugins.slowdown import UNIT_SECONDS
 
 CONFIG = """\
@@ -115,7 +117,7 @@ def injected_seconds(scheduler_config: str | None) -> float:
 
 
 class RecordedRounds:
-    """Stands in for bench.compare.measure.run_time in bench.study_time: round ``r`` of a
+    """Stands in for bench.compare.measure.run_time in bench.study.time_pools: round ``r`` of a
     side is the recorded round ``r`` of that side, turned into rows by the real
     bench.compare.samples.time_rows. A HEAD whose config injects a slowdown pays what the
     plugin's work costs (every attempt of Spread/Timed has the feature), in CPU time, in its
@@ -153,7 +155,7 @@ class RecordedRounds:
 
 def time_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                recorded: RecordedRounds) -> tuple[StudySettings, dict[str, Any]]:
-    monkeypatch.setattr(bench.study_time, "run_time", recorded)
+    monkeypatch.setattr(bench.study.time_pools, "run_time", recorded)
     settings = StudySettings(
         out=tmp_path / "out", configs=(write_catalog(tmp_path),), label="study",
         time_label="study-time", sizes=(0.10,), modes=("time",), rounds=(ROUNDS,),

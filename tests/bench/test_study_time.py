@@ -1,4 +1,4 @@
-"""The time-mode study's resampling and summaries (bench/study_time.py) on synthetic pools.
+"""The time-mode study's resampling and summaries (bench/study/time_draws.py) on synthetic pools.
 
 The pools are built with numpy: an A/A pool of 40 paced rounds of three workloads (BASE and
 HEAD differ by 1 % noise per round, on top of a 20 % drift between rounds that pacing cancels)
@@ -15,15 +15,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-import bench.study_time as st
-from bench.study_time import (
-    PLUGIN_KEY,
-    POOL_SCHEMA,
-    achieved,
-    draw_decisions,
-    round_noise,
-    summarize,
-)
+import bench.study.time_draws as st
+from bench.study.settings import PLUGIN_KEY
+from bench.study.time_draws import achieved, draw_decisions, round_noise, summarize
+from bench.study.time_pools import POOL_SCHEMA
 
 TARGET = "Spread/Big"
 WORKLOADS = (TARGET, "Plain/One", "Plain/Two")

@@ -1,107 +1,28 @@
-"""The time-mode half of the detector study: paced pairs, stored and resampled.
-
-    python bench/study_detector.py --measure time [--rounds 10,20] [--pool 40] ...
-
-``schedperf compare --measure time`` judges rounds of paced pairs (bench.measure.pacing: both
-sides run at once, taking turns on the CPU every few milliseconds). A pair is physical: its
-two runs share the machine's state slice by slice, so a decision cannot be resampled from
-runs made apart. The study therefore stores *rounds* and resamples rounds:
-
-* **A/A pool**: ``pool`` paced rounds of the whole time set, BASE config on both sides
-  (InjectedSlowdown with ``fraction: 0``).
-* **Slowdown pools**: per size ``f`` and per affected workload, ``pool_slowdown`` paced rounds
-  of that workload alone, BASE vs a HEAD that adds ``f`` of the workload's median BASE CPU
-  time per pod (calibrated from the A/A pool, as bench/study_detector.py does).
-* **Decisions**: a draw of ``n`` rounds takes ``n`` distinct rounds of a pool (without
-  replacement) per workload: slowdown rounds for the affected workload of the cell, A/A
-  rounds for the rest of the set, and judges the whole family as compare does
-  (reports.stats.compare_frames: Hodges-Lehmann, paired Wilcoxon, Benjamini-Hochberg, the
-  default minimum effect). An A/A draw takes every workload from the A/A pool. Draws overlap
-  (they share rounds), so the figures rest on the pools' independent rounds, which the
-  summary states.
-* **Attribution**: for every flagged affected workload, reports.stats.attribute over the
-  drawn rounds' plugin timings; the study asks whether it names InjectedSlowdown/PreFilter.
-"""
+"""Time mode: decisions resampled from the pools' rounds and judged as compare judges them,
+their rates (false alarms, power, the smallest size detected) and the attribution of flagged
+workloads."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from bench.compare.measure import SideRun, run_time
 from bench.compare.samples import JUDGED
-from bench.measure.spec import WorkerSpec
+from bench.study.settings import ALARMS, PLUGIN_KEY
 from reports.stats import attribute, compare_frames
 from reports.stats.compare import DEFAULT_Q, MIN_EFFECT
 
-__all__ = ["PoolSpec", "draw_decisions", "run_pools", "summarize", "top_plugin", "undrawn"]
+__all__ = ["DECISION_SCHEMA", "TIME_METRICS", "achieved", "draw_decisions", "round_noise",
+           "summarize", "top_plugin", "undrawn"]
 
-Say = Callable[[str], None]
-ALARMS = ("regression", "improvement")
 TIME_METRICS = {m: hib for (mode, m), (_, hib) in JUDGED.items() if mode == "time"}
-PLUGIN_KEY = "InjectedSlowdown/PreFilter"
-POOL_SCHEMA = {"pool": pl.String, "target": pl.String, "side": pl.String,
-               "workload": pl.String, "metric": pl.String, "unit": pl.String,
-               "round": pl.Int64, "value": pl.Float64}
 DECISION_SCHEMA = {"cell": pl.String, "target": pl.String, "n": pl.Int64, "draw": pl.Int64,
                    "workload": pl.String, "affected": pl.Boolean, "regression": pl.Boolean,
                    "alarm": pl.Boolean, "verdicts": pl.String}
-
-
-@dataclass(frozen=True)
-class PoolSpec:
-    """One pool: ``name`` ("aa" or a size key), the workloads it runs, the two configs, and
-    the affected workload it is for (None: the A/A pool)."""
-
-    name: str
-    spec: WorkerSpec
-    base: Path
-    head: Path
-    target: str | None = None
-
-
-def run_pool(pool: PoolSpec, rounds: int, workdir: Path, *, jobs: int, say: Say,
-             timeout: float | None = None) -> tuple[pl.DataFrame, list[str]]:
-    """``rounds`` paced rounds of ``pool``, exactly as compare runs them; (rows, problems)."""
-    # both sides run the harness's own scheduler_core, with their own scheduler config
-    sides = [SideRun("base", "BASE", env=dict(os.environ), scheduler_config=str(pool.base)),
-             SideRun("head", "HEAD", env=dict(os.environ), scheduler_config=str(pool.head))]
-    rows = run_time(sides, pool.spec, rounds, workdir, jobs=jobs, timeout=timeout,
-                    progress=None)
-    problems = [p for s in sides for p in s.problems]
-    say(f"pool {pool.name}{'/' + pool.target if pool.target else ''}: {rounds} rounds, "
-        f"{len(problems)} problem(s)")
-    frame = pl.DataFrame(rows, schema={"side": pl.String, "mode": pl.String,
-                                       "workload": pl.String, "metric": pl.String,
-                                       "unit": pl.String, "round": pl.Int64,
-                                       "value": pl.Float64}).drop("mode")
-    frame = frame.with_columns(pl.lit(pool.name).alias("pool"),
-                               pl.lit(pool.target).cast(pl.String).alias("target"))
-    return frame.select(list(POOL_SCHEMA)), problems
-
-
-def run_pools(pools: Sequence[tuple[PoolSpec, int]], workdir: Path, *, jobs: int, say: Say,
-              timeout: float | None = None) -> tuple[pl.DataFrame, list[str]]:
-    frames, problems = [], []
-    for pool, rounds in pools:
-        folder = workdir / (pool.name + (f"-{pool.target.replace('/', '_')}"
-                                         if pool.target else ""))
-        f, p = run_pool(pool, rounds, folder, jobs=jobs, say=say, timeout=timeout)
-        frames.append(f)
-        problems.extend(p)
-    return pl.concat(frames) if frames else pl.DataFrame(schema=POOL_SCHEMA), problems
-
-
-def median_cpu_per_pod(rows: pl.DataFrame, workload: str) -> float | None:
-    v = rows.filter((pl.col("workload") == workload) & (pl.col("metric") == "cpu_per_pod")
-                    & (pl.col("side") == "base"))["value"]
-    return float(v.median()) if len(v) else None  # type: ignore[arg-type]
 
 
 def _complete_rounds(rows: pl.DataFrame, workload: str) -> list[int]:
@@ -315,65 +236,3 @@ def summarize(decisions: pl.DataFrame, attributions: Sequence[Mapping[str, Any]]
             "names_plugin": (sum(a["top"] == PLUGIN_KEY for a in named) / len(named))
             if named else None}
     return out
-
-
-def calibration_for(rows: pl.DataFrame, probe: Mapping[str, Any], workload: str
-                    ) -> dict[str, float] | None:
-    """InjectedSlowdown calibration making a HEAD of size f add f of ``workload``'s median
-    BASE CPU time per pod (A/A pool), spread over its affected attempts."""
-    from workloads.example_plugins.slowdown import CALL_SECONDS, UNIT_SECONDS
-
-    cpu = median_cpu_per_pod(rows.filter(pl.col("pool") == "aa"), workload)
-    p = probe[workload]
-    if cpu is None or not p.affected or not p.pods:
-        return None
-    return {"perPod": cpu * p.pods / p.affected / UNIT_SECONDS, "perNode": 0.0,
-            "perCall": CALL_SECONDS / UNIT_SECONDS}
-
-
-def run_time_study(out: Path, picked: Sequence[tuple[Any, Any]], probe: Mapping[str, Any], *,
-                   base_config: Path, feature: str, sizes: Sequence[float],
-                   rounds: Sequence[int], pool: int, pool_slowdown: int, draws: int,
-                   jobs: int, seed: int, say: Say, timeout: float | None = None
-                   ) -> dict[str, Any]:
-    """The whole time-mode study; writes time_pools.parquet and time_decisions.parquet into
-    ``out`` and returns the summary for results.json."""
-    from bench.study_detector import size_key, write_config
-
-    workloads = [w.full_name for _, w in picked]
-    affected = [w for w in workloads if probe[w].is_affected]
-    spec = WorkerSpec(configs=tuple(sorted({str(tc.source) for tc, _ in picked})),
-                      workloads=tuple(workloads), seed=seed)
-    rows, problems = run_pools([(PoolSpec("aa", spec, base_config, base_config), pool)],
-                               out / "time", jobs=jobs, say=say, timeout=timeout)
-    cal = {w: calibration_for(rows, probe, w) for w in affected}
-    slow = []
-    for size in sizes:
-        for w in affected:
-            c = cal[w]
-            if c is None:
-                problems.append(f"{w}: no BASE CPU time per pod to calibrate from")
-                continue
-            cfg = write_config(out / "configs" / f"time-{size_key(size)}-{len(slow)}.yaml",
-                               size, feature, c)
-            one = spec.replace(workloads=(w,))
-            slow.append((PoolSpec(size_key(size), one, base_config, cfg, target=w),
-                         pool_slowdown))
-    more, probs = run_pools(slow, out / "time", jobs=jobs, say=say, timeout=timeout)
-    rows = pl.concat([rows, more])
-    problems += probs
-    rows.write_parquet(out / "time_pools.parquet")
-    keys = [size_key(s) for s in sizes]
-    rng = np.random.default_rng(seed)
-    decisions, attributions = draw_decisions(rows, workloads, affected, keys, rounds, draws,
-                                             rng)
-    problems += undrawn(rows, workloads, affected, keys, rounds)
-    decisions.write_parquet(out / "time_decisions.parquet")
-    summary = summarize(decisions, attributions, keys, affected, rounds)
-    summary.update(
-        workloads=workloads, affected=affected, calibration=cal,
-        achieved=achieved(rows, keys, affected), noise=round_noise(rows),
-        independent_rounds={"aa": pool, "per_size_and_workload": pool_slowdown,
-                            "total": pool + pool_slowdown * len(slow)},
-        min_effect=MIN_EFFECT["time"], draws=draws, rounds=list(rounds), problems=problems)
-    return summary
