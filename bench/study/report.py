@@ -21,6 +21,20 @@ def pct(x: float | None, digits: int = 1) -> str:
 
 def print_summary(results: Mapping[str, Any], console: Console) -> None:
     """The rich summary tables."""
+    _print_workloads(results, console)
+    _print_aa(results, console)
+    _print_detection(results, console)
+    tm = results.get("time")
+    if tm:
+        _print_time_tables(tm, console)
+    for line in _closing_lines(results):
+        console.print(line, highlight=False)
+    for p in results["problems"]:
+        console.print(f"[yellow]{p}[/]", highlight=False)
+
+
+def _print_workloads(results: Mapping[str, Any], console: Console) -> None:
+    """The affected workloads per mode, with their share of attempts with the feature."""
     wl = results["workloads"]
     feature = results["settings"]["feature"]
     t = Table(title=f"Workloads with pods that have feature {feature} (after set-up)")
@@ -35,6 +49,9 @@ def print_summary(results: Mapping[str, Any], console: Console) -> None:
         console.print(f"{mode}: {len(results['sets'][mode])} workloads, "
                       f"{len(results['affected'][mode])} affected", highlight=False)
 
+
+def _print_aa(results: Mapping[str, Any], console: Console) -> None:
+    """False alarms with BASE = HEAD, per mode."""
     t = Table(title="A/A (BASE = HEAD): false alarms")
     for col in ("mode", "rounds", "decisions", "backed by", "any alarm / decision",
                 "alarm / workload", "note"):
@@ -57,6 +74,10 @@ def print_summary(results: Mapping[str, Any], console: Console) -> None:
                       f"worst: {worst[0]}; draws overlap")
     console.print(t)
 
+
+def _print_detection(results: Mapping[str, Any], console: Console) -> None:
+    """The injected slowdowns per size: caught or not, per mode."""
+    ir, tm = results.get("instructions"), results.get("time")
     t = Table(title="Injected slowdowns: detection")
     t.add_column("size")
     if ir:
@@ -84,9 +105,12 @@ def print_summary(results: Mapping[str, Any], console: Console) -> None:
             row.append(f"{pct(a['names_plugin'])} of {a['flagged']} flagged draws")
         t.add_row(*row)
     console.print(t)
+
+
+def _closing_lines(results: Mapping[str, Any]) -> list[str]:
+    """The headline figures, the cost of a compare, the machine and the study's duration."""
+    ir, tm = results.get("instructions"), results.get("time")
     lines = []
-    if tm:
-        _print_time_tables(tm, console)
     if ir:
         caught = [float(k) for k, c in ir["slowdown"].items() if c["exact"]]
         lines.append(f"instructions: smallest size caught in every affected workload with no "
@@ -105,10 +129,7 @@ def print_summary(results: Mapping[str, Any], console: Console) -> None:
     lines.append(f"machine: {results['machine']['cpu_count']} cores, 1-min load "
                  f"{load['min']:.1f}-{load['max']:.1f} (mean {load['mean']:.1f}); study took "
                  f"{results['durations_seconds']['total'] / 60:.1f} min")
-    for line in lines:
-        console.print(line, highlight=False)
-    for p in results["problems"]:
-        console.print(f"[yellow]{p}[/]", highlight=False)
+    return lines
 
 
 def _instruction_detection(cell: Mapping[str, Any] | None) -> str:

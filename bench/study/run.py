@@ -9,6 +9,9 @@ import json
 import math
 import os
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import click
@@ -20,10 +23,10 @@ from bench.measure.instructions import valgrind_available
 from bench.measure.spec import WorkerSpec
 from bench.study.compare_runs import real_compare, report_digest
 from bench.study.configs import write_config
-from bench.study.counts import COUNTS_SCHEMA, count_in_slot, read_compare_counts
+from bench.study.counts import COUNTS_SCHEMA, Count, count_in_slot, read_compare_counts
 from bench.study.instructions import instruction_attribution, run_instruction_study
-from bench.study.probe import choose_workloads, probe_features
-from bench.study.settings import RESULTS_SCHEMA, StudySettings, size_key
+from bench.study.probe import FeatureShare, choose_workloads, probe_features
+from bench.study.settings import RESULTS_SCHEMA, Say, StudySettings, size_key
 from bench.study.time_mode import run_time_study
 
 __all__ = ["run_study"]
@@ -48,28 +51,13 @@ def run_study(settings: StudySettings, console: Console | None = None) -> dict[s
     out.mkdir(parents=True, exist_ok=True)
     loads = [_loadavg()]
     started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    modes = [m for m in ("instructions", "time") if m in settings.modes]
     problems: list[str] = []
-    if "instructions" in modes and not valgrind_available():
-        problems.append("valgrind not found: instructions mode skipped")
-        modes.remove("instructions")
-    label, picked = choose_workloads(settings.configs, settings.label, settings.name_regex)
-    time_label, picked_time = choose_workloads(settings.configs, settings.time_label,
-                                               settings.name_regex, "compare-time", label)
-    sets = {"instructions": picked, "time": picked_time}
-    for mode in modes:
-        if not sets[mode]:
-            raise click.ClickException(f"no workload matches the {mode} label "
-                                       f"{label if mode == 'instructions' else time_label!r}")
-    specs = {m: WorkerSpec(configs=tuple(sorted({str(tc.source) for tc, _ in p})),
-                           workloads=tuple(w.full_name for _, w in p), seed=settings.seed)
-             for m, p in sets.items() if p}
-    say(f"instructions: {len(picked)} workloads (label {label}); time: {len(picked_time)} "
-        f"(label {time_label}); feature {settings.feature}; modes {', '.join(modes)}")
-    configs = {"base": write_config(out / "configs" / "base.yaml", 0.0, settings.feature)}
-    for sz in settings.sizes:
-        configs[size_key(sz)] = write_config(out / "configs" / f"plain-{size_key(sz)}.yaml",
-                                             sz, settings.feature, "instructions")
+    modes = _modes(settings, problems)
+    label, time_label, sets = _workload_sets(settings, modes)
+    say(f"instructions: {len(sets['instructions'])} workloads (label {label}); time: "
+        f"{len(sets['time'])} (label {time_label}); feature {settings.feature}; modes "
+        f"{', '.join(modes)}")
+    configs = _write_configs(settings)
     durations: dict[str, float] = {}
     t = time.perf_counter()
     union = {w.full_name: (tc, w) for m in modes for tc, w in sets[m]}
@@ -93,65 +81,140 @@ def run_study(settings: StudySettings, console: Console | None = None) -> dict[s
                       for n, p in probe.items()},
         "affected": affected, "compare_wall_seconds": {}, "problems": problems,
     }
-
+    ctx = _Context(settings, configs, label, time_label, probe, say, loads, durations, problems)
     if "time" in modes:
-        if settings.compare_runs:
-            wall, report, _ = real_compare("time", configs["base"], configs["base"],
-                                           out / "compare-time-aa", label, time_label,
-                                           settings, say)
-            results["compare_wall_seconds"]["time"] = wall
-            results["compare_time_aa"] = report_digest(report)
-            loads.append(_loadavg())
-        t = time.perf_counter()
-        summary = run_time_study(
-            out, picked_time, probe, base_config=configs["base"], feature=settings.feature,
-            sizes=settings.sizes, rounds=settings.rounds, pool=settings.pool,
-            pool_slowdown=settings.pool_slowdown, draws=settings.draws, jobs=settings.jobs,
-            seed=settings.seed, say=say, timeout=settings.timeout)
-        durations["time"] = time.perf_counter() - t
-        loads.append(_loadavg())
-        problems.extend(f"time: {p}" for p in summary["problems"])
-        results["time"] = summary
-
+        _time_mode(ctx, sets["time"], results)
     if "instructions" in modes:
-        t = time.perf_counter()
-        spec = specs["instructions"]
-        if settings.compare_runs:
-            wall, report, folder = real_compare("instructions", configs["base"],
-                                                configs["base"], out / "compare-instructions-aa",
-                                                label, time_label, settings, say)
-            results["compare_wall_seconds"]["instructions"] = wall
-            results["compare_instructions_aa"] = report_digest(report)
-            aa_counts = read_compare_counts(folder)
-        elif settings.instruction_aa:
-            slot = out / "instructions" / "slot-aa"
-            aa_counts = {side: count_in_slot(slot, spec, spec.workloads, configs["base"],
-                                             out / "instructions" / f"aa-{side}",
-                                             jobs=settings.jobs)
-                         for side in ("base", "head")}
-        else:
-            aa_counts = {}
-        loads.append(_loadavg())
-        ir, records = run_instruction_study(settings, spec, probe, aa_counts, say)
-        if records:
-            pl.DataFrame([{k: r.get(k) for k in COUNTS_SCHEMA} for r in records],
-                         schema=COUNTS_SCHEMA).write_parquet(out / "instructions.parquet")
-        instruction_attribution(settings, spec, ir, configs["base"], say)
-        durations["instructions"] = time.perf_counter() - t
-        results["instructions"] = ir
+        _instruction_mode(ctx, _spec(sets["instructions"], settings.seed), results)
     loads.append(_loadavg())
     durations["total"] = time.perf_counter() - t0
-    finite = [x for x in loads if math.isfinite(x)]
+    _finish(results, ctx)
+    return results
+
+
+@dataclass
+class _Context:
+    """What the two modes of one study run share, and what they record as they go."""
+
+    settings: StudySettings
+    configs: dict[str, Path]  # "base" and one plain config per size key
+    label: str
+    time_label: str
+    probe: dict[str, FeatureShare]
+    say: Say
+    loads: list[float]  # 1-minute load averages along the way
+    durations: dict[str, float]
+    problems: list[str]
+
+
+def _modes(settings: StudySettings, problems: list[str]) -> list[str]:
+    """The modes to run, in order; instructions mode only where valgrind is."""
+    modes = [m for m in ("instructions", "time") if m in settings.modes]
+    if "instructions" in modes and not valgrind_available():
+        problems.append("valgrind not found: instructions mode skipped")
+        modes.remove("instructions")
+    return modes
+
+
+def _workload_sets(settings: StudySettings, modes: Sequence[str]
+                   ) -> tuple[str, str, dict[str, list[tuple[Any, Any]]]]:
+    """(instructions label, time label, per mode the (test case, workload) pairs); an error
+    when a mode to run has none."""
+    label, picked = choose_workloads(settings.configs, settings.label, settings.name_regex)
+    time_label, picked_time = choose_workloads(settings.configs, settings.time_label,
+                                               settings.name_regex, "compare-time", label)
+    sets = {"instructions": picked, "time": picked_time}
+    for mode in modes:
+        if not sets[mode]:
+            raise click.ClickException(f"no workload matches the {mode} label "
+                                       f"{label if mode == 'instructions' else time_label!r}")
+    return label, time_label, sets
+
+
+def _spec(picked: Sequence[tuple[Any, Any]], seed: int) -> WorkerSpec:
+    return WorkerSpec(configs=tuple(sorted({str(tc.source) for tc, _ in picked})),
+                      workloads=tuple(w.full_name for _, w in picked), seed=seed)
+
+
+def _write_configs(settings: StudySettings) -> dict[str, Path]:
+    """The BASE config (InjectedSlowdown with fraction 0) and a plain config per size."""
+    out = settings.out
+    configs = {"base": write_config(out / "configs" / "base.yaml", 0.0, settings.feature)}
+    for sz in settings.sizes:
+        configs[size_key(sz)] = write_config(out / "configs" / f"plain-{size_key(sz)}.yaml",
+                                             sz, settings.feature, "instructions")
+    return configs
+
+
+def _time_mode(ctx: _Context, picked: Sequence[tuple[Any, Any]],
+               results: dict[str, Any]) -> None:
+    """The real compare A/A (its wall time), then the time-mode study."""
+    settings, base = ctx.settings, ctx.configs["base"]
+    if settings.compare_runs:
+        wall, report, _ = real_compare("time", base, base, settings.out / "compare-time-aa",
+                                       ctx.label, ctx.time_label, settings, ctx.say)
+        results["compare_wall_seconds"]["time"] = wall
+        results["compare_time_aa"] = report_digest(report)
+        ctx.loads.append(_loadavg())
+    t = time.perf_counter()
+    summary = run_time_study(
+        settings.out, picked, ctx.probe, base_config=base, feature=settings.feature,
+        sizes=settings.sizes, rounds=settings.rounds, pool=settings.pool,
+        pool_slowdown=settings.pool_slowdown, draws=settings.draws, jobs=settings.jobs,
+        seed=settings.seed, say=ctx.say, timeout=settings.timeout)
+    ctx.durations["time"] = time.perf_counter() - t
+    ctx.loads.append(_loadavg())
+    ctx.problems.extend(f"time: {p}" for p in summary["problems"])
+    results["time"] = summary
+
+
+def _instruction_mode(ctx: _Context, spec: WorkerSpec, results: dict[str, Any]) -> None:
+    """The A/A counts, the slowdown counts (instructions.parquet), the attribution."""
+    settings, out = ctx.settings, ctx.settings.out
+    t = time.perf_counter()
+    aa_counts = _instruction_aa(ctx, spec, results)
+    ctx.loads.append(_loadavg())
+    ir, records = run_instruction_study(settings, spec, ctx.probe, aa_counts, ctx.say)
+    if records:
+        pl.DataFrame([{k: r.get(k) for k in COUNTS_SCHEMA} for r in records],
+                     schema=COUNTS_SCHEMA).write_parquet(out / "instructions.parquet")
+    instruction_attribution(settings, spec, ir, ctx.configs["base"], ctx.say)
+    ctx.durations["instructions"] = time.perf_counter() - t
+    results["instructions"] = ir
+
+
+def _instruction_aa(ctx: _Context, spec: WorkerSpec, results: dict[str, Any]
+                    ) -> dict[str, dict[str, Count]]:
+    """Per side, the A/A counts: from a real compare, or counted here twice in one slot
+    (``instruction_aa``), or none."""
+    settings, out, base = ctx.settings, ctx.settings.out, ctx.configs["base"]
+    if settings.compare_runs:
+        wall, report, folder = real_compare("instructions", base, base,
+                                            out / "compare-instructions-aa", ctx.label,
+                                            ctx.time_label, settings, ctx.say)
+        results["compare_wall_seconds"]["instructions"] = wall
+        results["compare_instructions_aa"] = report_digest(report)
+        return read_compare_counts(folder)
+    if settings.instruction_aa:
+        slot = out / "instructions" / "slot-aa"
+        return {side: count_in_slot(slot, spec, spec.workloads, base,
+                                    out / "instructions" / f"aa-{side}", jobs=settings.jobs)
+                for side in ("base", "head")}
+    return {}
+
+
+def _finish(results: dict[str, Any], ctx: _Context) -> None:
+    """The machine's load, the durations and the problems (repeats counted); results.json."""
+    finite = [x for x in ctx.loads if math.isfinite(x)]
     results["machine"] = {"cpu_count": os.cpu_count(),
                           "load_1min": {"min": min(finite, default=None),
                                         "mean": float(np.mean(finite)) if finite else None,
                                         "max": max(finite, default=None)}}
-    results["durations_seconds"] = durations
+    results["durations_seconds"] = ctx.durations
     seen: dict[str, int] = {}
-    for p in problems:
+    for p in ctx.problems:
         seen[p] = seen.get(p, 0) + 1
     results["problems"] = [p if n == 1 else f"{p} (x{n})" for p, n in seen.items()]
     results["finished"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    (out / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n",
-                                      encoding="utf-8")
-    return results
+    (ctx.settings.out / "results.json").write_text(
+        json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
