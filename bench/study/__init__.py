@@ -2,19 +2,19 @@
 
 Run it with ``python bench/study_detector.py`` (bench/study/cli.py; all options: ``--help``).
 
-    settings.py      StudySettings (the CLI options) and the shared constants
-    configs.py       the scheduler configs: default profile + InjectedSlowdown at a size
-    probe.py         the workloads by label, and which have pods with the feature (the probe)
-    compare_runs.py  the real `schedperf compare` A/A runs (wall time, A/A data)
-    counts.py        instruction counts: counted in a slot, read from compare, judged
-    instructions.py  instruction mode: A/A figures, what to count, judging, attribution
+    settings.py         StudySettings (the CLI options) and the shared constants
+    configs.py          the scheduler configs: default profile + InjectedSlowdown at a size
+    probe.py            the workloads by label, and which have pods with the feature (the probe)
+    compare_runs.py     the real `schedperf compare` A/A runs (wall time, A/A data)
+    counts.py           instruction counts: counted in a slot, read from compare, judged
+    instructions.py     instruction mode: A/A figures, what to count, judging, attribution
     slowdown_counts.py  instruction mode: BASE and calibrated HEAD counts, in parallel slots
-    time_pools.py    time mode: pools of paced rounds, calibration from the A/A pool
-    time_draws.py    time mode: resampled decisions, their rates, attribution
-    time_mode.py     time mode: the whole half, pools to summary
-    run.py           the whole study: both modes, results.json
-    report.py        the console summary
-    cli.py           the command line (main)
+    time_pools.py       time mode: pools of paced rounds, calibration from the A/A pool
+    time_draws.py       time mode: resampled decisions, their rates, attribution
+    time_mode.py        time mode: the whole half, pools to summary
+    run.py              the whole study: both modes, results.json
+    report.py           the console summary
+    cli.py              the command line (main)
 
 Method (docs/detector-study.md has the details and the numbers):
 
