@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -283,3 +285,14 @@ def test_instruction_study_catches_a_10_percent_slowdown(tmp_path: Path) -> None
     for title in ("A/A (BASE = HEAD)", "Injected slowdowns: detection",
                   "instructions: smallest size caught"):
         assert title in text, title
+
+
+def test_the_script_the_docs_name_still_runs(tmp_path: Path) -> None:
+    """``python bench/study_detector.py --help`` from outside the checkout (README.md and
+    docs/detector-study.md give these command lines)."""
+    script = Path(__file__).resolve().parents[2] / "bench" / "study_detector.py"
+    proc = subprocess.run([sys.executable, str(script), "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    for option in ("--measure", "--feature", "--sizes", "--pool-slowdown", "--resume", "--out"):
+        assert option in proc.stdout, option
