@@ -217,6 +217,8 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
     out = out_dir or _default_out_dir(started)
     run_id = f"{started.strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
     env = environment_fingerprint(clock=clock, seed=seed)
+    if env.get("scheduler_core_warning"):
+        click.echo(f"schedperf: warning: {env['scheduler_core_warning']}", err=True)
     console = Console()
     if shard_spec is not None:
         console.print(f"shard {shard_spec[0]}/{shard_spec[1]}: {len(chosen)} of {selected} "

@@ -19,7 +19,14 @@ from bench.results.dataitems import (
     dataitems_payload,
     write_dataitems,
 )
-from bench.results.environment import environment_fingerprint, git_info
+from bench.results.environment import (
+    CoreOrigin,
+    core_origin,
+    environment_fingerprint,
+    git_info,
+    measured_code_warning,
+    named_checkout,
+)
 from bench.results.parquet import (
     RESULTS_SCHEMA_VERSION,
     placement_rows,
@@ -32,11 +39,15 @@ from bench.results.progress import progress_file_stem, progress_lines, write_pro
 
 __all__ = [
     "RESULTS_SCHEMA_VERSION",
+    "CoreOrigin",
     "atomic_write_bytes",
+    "core_origin",
     "dataitems_file_name",
     "dataitems_payload",
     "environment_fingerprint",
     "git_info",
+    "measured_code_warning",
+    "named_checkout",
     "placement_rows",
     "progress_file_stem",
     "progress_lines",

@@ -40,11 +40,13 @@ def store_files(store: Path) -> list[Path]:
 
 def scan_store(store: Path | str) -> pl.LazyFrame:
     """A lazy frame over every row of the store (an empty frame of the store schema when the
-    store has no data yet)."""
+    store has no data yet). Parts written before a results schema version added columns
+    read those columns as null."""
     store = Path(store)
     if not store_files(store):
         return pl.LazyFrame(schema=polars_schema())
-    return pl.scan_parquet(str(store / PART_GLOB), hive_partitioning=False)
+    return pl.scan_parquet(str(store / PART_GLOB), hive_partitioning=False,
+                           schema=polars_schema(), missing_columns="insert")
 
 
 def _parquet_bytes(table: pa.Table) -> bytes:
