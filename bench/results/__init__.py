@@ -6,6 +6,8 @@
     write_decisions_parquet(path, results) -> Path | None         when decisions were recorded
     write_progress_files(results, out_dir, when=None) -> [Path]   upstream-style .dat progress
     environment_fingerprint(clock=..., seed=...) -> dict          machine, git, BLAS, threads
+    RunWriter(out, env=..., run_id=..., started=...).add(round, result)   the folder as
+                                                                  workloads finish
 
 Every file is written atomically (a temporary file in the same folder, then ``os.replace``).
 The columns are documented in ``docs/results-schema.md``.
@@ -27,6 +29,7 @@ from bench.results.environment import (
     measured_code_warning,
     named_checkout,
 )
+from bench.results.incremental import RunWriter
 from bench.results.parquet import (
     RESULTS_SCHEMA_VERSION,
     placement_rows,
@@ -40,6 +43,7 @@ from bench.results.progress import progress_file_stem, progress_lines, write_pro
 __all__ = [
     "RESULTS_SCHEMA_VERSION",
     "CoreOrigin",
+    "RunWriter",
     "atomic_write_bytes",
     "core_origin",
     "dataitems_file_name",
