@@ -46,6 +46,7 @@ from bench.compare.worktrees import (
     is_ancestor,
     repo_root,
 )
+from bench.interrupt import deferred_signals
 from bench.measure.instructions import valgrind_available
 from bench.measure.spec import WorkerSpec
 from bench.results import atomic_write_bytes, environment_fingerprint
@@ -272,8 +273,10 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
         try:
             root = repo_root(repo)
             with checked_out(root, list(refs)) as checked:
-                entries = Path(tempfile.mkdtemp(prefix="schedperf-core-"))
+                entries: Path | None = None
                 try:
+                    with deferred_signals():  # made <=> removed below
+                        entries = Path(tempfile.mkdtemp(prefix="schedperf-core-"))
                     sides = []
                     for name, side in zip(("base", "head"), checked, strict=True):
                         entry = core_path_entry(side.core, entries / name)
@@ -286,7 +289,8 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
                         # tracebacks name files as in the repository, not in a temp folder
                         _repo_paths(run, (entries / run.side, side.worktree))
                 finally:
-                    shutil.rmtree(entries, ignore_errors=True)
+                    if entries is not None:
+                        shutil.rmtree(entries, ignore_errors=True)
             base_commit = checked[0].commit
 
             def in_base(commit: str) -> bool:

@@ -1,4 +1,9 @@
-"""Entry point: dispatch subcommands; the project's errors become one line and exit 2."""
+"""Entry point: dispatch subcommands; the project's errors become one line and exit 2.
+
+SIGINT and SIGTERM end every command cleanly (bench.interrupt): the command's clean-up runs
+(worktrees removed, worker process groups killed, temporary files deleted) and the exit status
+is 128 + the signal, 130 for SIGINT and 143 for SIGTERM. ``run`` reports how far it got itself.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from bench.cli.merge import merge
 from bench.cli.report import report
 from bench.cli.run import run
 from bench.cli.validate import validate
+from bench.interrupt import exit_code_of, handle_signals, signal_name
 from scheduler_core.errors import SchedulerCoreError
 
 __all__ = ["cli", "main"]
@@ -50,10 +56,26 @@ cli.add_command(dashboard)
 cli.add_command(demo)
 
 
+def _interrupted(exc: BaseException) -> int:
+    code = exit_code_of(exc)
+    click.echo(f"schedperf: interrupted by {signal_name(code - 128)}", err=True)
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
+    with handle_signals():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt as exc:  # outside a command (click turns the rest into Abort)
+            return _interrupted(exc)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         result = cli.main(args=argv, prog_name="schedperf", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            return _interrupted(exc.__cause__)
         click.echo("aborted", err=True)
         return 130
     except click.exceptions.UsageError as exc:

@@ -1,5 +1,9 @@
 """``schedperf run``: run the selected scheduler_perf workloads and write their results.
 
+Every finished workload is written at once (bench.results.RunWriter): a run interrupted by
+SIGINT or SIGTERM, or killed, keeps every workload that finished. Interrupted, it says how far
+it got and exits 130 (SIGINT) or 143 (SIGTERM).
+
 Also the helpers the other config-reading commands share: the ``--config`` / ``--label``
 options, loading the configs (or the built-in catalog) and :class:`BadInput` (exit 2).
 """
@@ -7,7 +11,8 @@ options, loading the configs (or the built-in catalog) and :class:`BadInput` (ex
 from __future__ import annotations
 
 import re
-import statistics
+import signal
+import sys
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -15,26 +20,21 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Column, Table
+from rich.table import Column
 
 import workloads
 from bench.cli.output import WHOLE, output_console
+from bench.cli.run_summary import FORMATS, RunSummary, render
+from bench.interrupt import deferred_signals
 from bench.profiling import have_pyinstrument, profile_file_stem, profile_workload
-from bench.results import (
-    environment_fingerprint,
-    write_dataitems,
-    write_decisions_parquet,
-    write_placements_parquet,
-    write_progress_files,
-    write_results_parquet,
-)
+from bench.results import RunWriter, environment_fingerprint
 from bench.sharding import ShardError, parse_shard, shard
 from workloads.config import ConfigFileError, TestCase, Workload, load_configs
 from workloads.labels import BENCHMARK_DEFAULT_FILTER, SelectionError, select
 from workloads.result import (
     STATUS_FAILED,
-    STATUS_OK,
     STATUS_THRESHOLD_MISSED,
     STATUS_TIMEOUT,
     WorkloadResult,
@@ -43,6 +43,7 @@ from workloads.runner import ProgressEvent, run_workload
 
 __all__ = [
     "CATALOG_DIR",
+    "WORKLOAD_FINISHED_HOOKS",
     "BadInput",
     "config_option",
     "label_option",
@@ -53,7 +54,11 @@ __all__ = [
 
 CATALOG_DIR = Path(workloads.__file__).resolve().parent / "configs"
 FAILING_STATUSES = (STATUS_THRESHOLD_MISSED, STATUS_FAILED, STATUS_TIMEOUT)
-THROUGHPUT_METRIC = "SchedulingThroughput"
+RUN_FAILED = frozenset({STATUS_FAILED, STATUS_TIMEOUT})  # exit 2
+# called as hook(finished, planned) after each workload's files are written (finished runs so
+# far, of workloads x rounds): for tools that follow a run, and for tests that interrupt one
+# at a known point (a hook sends the signal)
+WORKLOAD_FINISHED_HOOKS: list[Callable[[int, int], None]] = []
 
 
 class BadInput(click.ClickException):
@@ -108,55 +113,6 @@ def _default_out_dir(now: datetime) -> Path:
     return Path("schedperf-results") / now.strftime("%Y-%m-%dT%H-%M-%SZ")
 
 
-def _throughput(result: WorkloadResult) -> float | None:
-    values = [d.data["Average"] for d in result.data_items
-              if d.labels.get("Metric") == THROUGHPUT_METRIC and "Average" in d.data]
-    return statistics.fmean(values) if values else None
-
-
-_STATUS_STYLE = {STATUS_OK: "green", STATUS_THRESHOLD_MISSED: "yellow", STATUS_FAILED: "red",
-                 STATUS_TIMEOUT: "red"}
-
-
-def _summary(results: list[tuple[int, WorkloadResult]], repeat: int) -> Table:
-    table = Table(title="schedperf run")
-    table.add_column("workload")
-    if repeat > 1:
-        table.add_column("round", justify="right")
-    table.add_column("status")
-    table.add_column("pods/s Average", justify="right")
-    table.add_column("attempts/pod", justify="right")
-    table.add_column("wall s", justify="right")
-    for round_no, r in results:
-        pods_s = _throughput(r)
-        per_pod = r.attempts / r.scheduled_pods if r.scheduled_pods else None
-        style = _STATUS_STYLE.get(r.status, "dim")
-        cells = [r.name]
-        if repeat > 1:
-            cells.append(str(round_no))
-        cells += [f"[{style}]{r.status}[/]",
-                  "-" if pods_s is None else f"{pods_s:.1f}",
-                  "-" if per_pod is None else f"{per_pod:.2f}",
-                  f"{r.wall_seconds:.2f}"]
-        table.add_row(*cells)
-    return table
-
-
-def _write_outputs(out: Path, results: list[tuple[int, WorkloadResult]],
-                   env: dict[str, Any], run_id: str, started: datetime,
-                   record_decisions: bool) -> list[Path]:
-    written = [
-        write_results_parquet(out / "results.parquet", results, env, run_id=run_id,
-                              timestamp=started),
-        write_placements_parquet(out / "placements.parquet", results, run_id=run_id),
-    ]
-    if record_decisions:
-        path = write_decisions_parquet(out / "decisions.parquet", results, run_id=run_id)
-        if path is not None:
-            written.append(path)
-    return written
-
-
 def _shard_callback(ctx: click.Context, param: click.Parameter,
                     value: str | None) -> tuple[int, int] | None:
     if value is None:
@@ -193,15 +149,23 @@ def _shard_callback(ctx: click.Context, param: click.Parameter,
               help="Run only shard I of N (1-based) of the selected workloads, balanced by "
                    "expected cost: N jobs with --shard 1/N ... N/N run each workload once "
                    "(docs/ci.md).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
+              show_default=True,
+              help="The summary at the end: a table, or JSON / CSV on stdout (progress and "
+                   "messages then go to stderr).")
 @click.pass_context
 def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
         name_regex: str | None, out_dir: Path | None, seed: int, repeat: int,
         record_decisions: bool, timeout: float | None, clock: str,
-        profile_dir: Path | None, shard_spec: tuple[int, int] | None) -> None:
+        profile_dir: Path | None, shard_spec: tuple[int, int] | None, fmt: str) -> None:
     """Run the selected workloads; write DataItems JSON and Parquet results into --out.
 
+    The results of every workload are written as soon as it finishes, so an interrupted
+    run keeps the finished ones.
+
     Exit status: 0 all ok, 1 a threshold was missed or a workload failed or timed out,
-    2 bad input.
+    2 bad input, 130 / 143 interrupted by SIGINT / SIGTERM (the finished workloads are in
+    --out).
     """
     if name_regex:
         try:
@@ -217,23 +181,53 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
     out = out_dir or _default_out_dir(started)
     run_id = f"{started.strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
     env = environment_fingerprint(clock=clock, seed=seed)
-    console = output_console()  # not a terminal: wide, so names are not cut in logs
+    if env.get("scheduler_core_warning"):
+        click.echo(f"schedperf: warning: {env['scheduler_core_warning']}", err=True)
+    stdout = output_console()  # not a terminal: wide, so names are not cut in logs
+    console = stdout if fmt == "table" else output_console(stderr=True)
     if shard_spec is not None:
         console.print(f"shard {shard_spec[0]}/{shard_spec[1]}: {len(chosen)} of {selected} "
                       "selected workloads", highlight=False)
-    results: list[tuple[int, WorkloadResult]] = []
-    dataitem_files: list[Path] = []
+    writer = RunWriter(out, env=env, run_id=run_id, started=started,
+                       record_decisions=record_decisions)
+    summary = RunSummary(out=out, planned=len(chosen) * repeat, results=writer.finished,
+                         repeat=repeat)
     profiles: list[Path] = []
     if profile_dir is not None and not have_pyinstrument():
         console.print("--profile: pyinstrument is not installed, writing .pstats only "
                       "(pip install pyinstrument for speedscope JSON)", highlight=False)
+    try:
+        _run_all(chosen, repeat, writer, console, seed=seed, clock=clock,
+                 record_decisions=record_decisions, timeout=timeout, profile_dir=profile_dir,
+                 profiles=profiles)
+        writer.finish()
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM under bench.interrupt
+        summary.interrupted_by = int(getattr(exc, "signum", signal.SIGINT))
+    summary.files = writer.file_counts()
+    if profile_dir is not None:
+        summary.profiles = (profile_dir, len(profiles))
+    render(summary, fmt, out=stdout, err=output_console(stderr=True))
+    if summary.interrupted_by is not None:
+        sys.stdout.flush()
+        ctx.exit(128 + summary.interrupted_by)
+    statuses = {r.status for _, r in writer.finished}
+    # README's exit codes: 2 a workload that failed or timed out (a run that failed),
+    # 1 a missed threshold, 0 ok (unsupported workloads are reported, not failures)
+    ctx.exit(2 if statuses & RUN_FAILED else 1 if STATUS_THRESHOLD_MISSED in statuses else 0)
+
+
+def _run_all(chosen: list[tuple[TestCase, Workload]], repeat: int, writer: RunWriter,
+             console: Console, *, seed: int, clock: str, record_decisions: bool,
+             timeout: float | None, profile_dir: Path | None, profiles: list[Path]) -> None:
+    """Run every workload ``repeat`` times, handing each finished one to ``writer`` (signals
+    wait until its files are written) and then to WORKLOAD_FINISHED_HOOKS."""
+    planned = len(chosen) * repeat
     with Progress(TextColumn("{task.description}", markup=False,
                              table_column=Column(overflow=WHOLE)),
                   BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
                   console=console) as progress:
         for round_no in range(1, repeat + 1):
-            round_results: list[WorkloadResult] = []
             for tc, w in chosen:
                 label = w.full_name if repeat == 1 else f"{w.full_name} #{round_no}"
                 task = progress.add_task(label, total=None, detail="")
@@ -255,31 +249,10 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
                     result, files = profile_workload(
                         one_run, profile_dir, profile_file_stem(w.full_name, round_no))
                     profiles.extend(files)
+                with deferred_signals():  # a finished workload is written whole
+                    writer.add(round_no, result)
                 total = progress.tasks[task].total or 1
                 progress.update(task, total=total, completed=total,
                                 detail=f"{result.status} ({result.scheduled_pods} pods)")
-                round_results.append(result)
-                results.append((round_no, result))
-            # one DataItems file per topic and round, as upstream writes one per topic
-            topics: dict[str, list[WorkloadResult]] = {}
-            for r in round_results:
-                topics.setdefault(r.topic, []).append(r)
-            finished = datetime.now(UTC)
-            for topic, rs in topics.items():
-                dataitem_files.append(write_dataitems(rs, out, topic, finished))
-            dataitem_files.extend(write_progress_files(round_results, out, finished))
-            # rewritten after every round: an interrupted run keeps the finished rounds
-            written = _write_outputs(out, results, env, run_id, started, record_decisions)
-    console.print(_summary(results, repeat))
-    for round_no, r in results:
-        if r.status != STATUS_OK and r.reason:
-            where = r.name if repeat == 1 else f"{r.name} #{round_no}"
-            console.print(f"[bold]{where}[/]: {r.status}: {r.reason}", markup=True,
-                          highlight=False)
-    console.print(f"results in {out}: " + ", ".join(p.name for p in dataitem_files + written),
-                  highlight=False)
-    if profiles:
-        console.print(f"profiles in {profile_dir}: " + ", ".join(p.name for p in profiles),
-                      highlight=False)
-    bad = [r for _, r in results if r.status in FAILING_STATUSES]
-    ctx.exit(1 if bad else 0)
+                for hook in WORKLOAD_FINISHED_HOOKS:
+                    hook(len(writer.finished), planned)

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.compare.samples import instruction_rows, outcome_row, time_rows
+from bench.measure.children import ChildProcesses, map_stoppable
 from bench.measure.instructions import measure_instructions
 from bench.measure.pacing import DEFAULT_SLICE, PacedRun, run_paced_pair
 from bench.measure.spec import WorkerResult, WorkerSpec
@@ -69,8 +69,11 @@ def run_time(sides: Sequence[SideRun], spec: WorkerSpec, repeat: int, workdir: P
     round's PYTHONHASHSEED (the round number) on both. ``jobs`` rounds run at once (one
     process of each pair runs at a time, so ``jobs`` = cores keeps them busy; the pairs do not
     disturb each other's ratios). Rows for bench.compare.samples; raw worker results are kept
-    in ``workdir/time/<side>/round-<n>/``. ``timeout`` bounds one round (wall seconds)."""
+    in ``workdir/time/<side>/round-<n>/``. ``timeout`` bounds one round (wall seconds).
+    Interrupted (SIGINT, SIGTERM) or failing, it kills every worker's process group and
+    starts no further round before the exception leaves."""
     base, head = sides
+    children = ChildProcesses()
     specs = [spec.replace(mode="time", scheduler_config=s.scheduler_config) for s in sides]
 
     def one_round(rnd: int) -> list[PacedRun]:
@@ -81,11 +84,11 @@ def run_time(sides: Sequence[SideRun], spec: WorkerSpec, repeat: int, workdir: P
         folders = [workdir / "time" / s.side / f"round-{rnd}" for s in sides]
         return run_paced_pair(specs, folders, [s.env for s in sides],
                               first=lambda k: first_side(rnd, k),
-                              slice_seconds=slice_seconds, hash_seed=rnd, timeout=timeout)
+                              slice_seconds=slice_seconds, hash_seed=rnd, timeout=timeout,
+                              children=children)
 
     rounds = range(1, repeat + 1)
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        results = list(pool.map(one_round, rounds))
+    results = map_stoppable(one_round, rounds, jobs=jobs, children=children)
     rows: list[dict[str, Any]] = []
     for rnd, runs in zip(rounds, results, strict=True):
         for side, run in zip(sides, runs, strict=True):

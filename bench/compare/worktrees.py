@@ -1,8 +1,10 @@
 """Git refs of the project checked out side by side, never mixing code.
 
 Every ref is validated with ``git rev-parse --verify`` and checked out (detached) in its own
-``git worktree`` under a temporary folder that is removed again on success, error or Ctrl-C.
-Git always gets argument lists, never a shell string, so a ref cannot inject commands.
+``git worktree`` under a temporary folder that is removed again on success, error, Ctrl-C or
+SIGTERM (under bench.interrupt.handle_signals, which the CLI installs: adding a worktree and
+removing them all are not interrupted half-way, a signal waits for them). Git always gets
+argument lists, never a shell string, so a ref cannot inject commands.
 
 The system under test is ``scheduler_core``: :func:`core_path_entry` makes a folder whose only
 entry is a link to one worktree's ``scheduler_core``. Put it first on a subprocess's
@@ -21,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.interrupt import deferred_signals
+
 __all__ = ["GitError", "Side", "checked_out", "core_path_entry", "is_ancestor", "repo_root",
            "resolve_ref"]
 
@@ -33,8 +37,10 @@ class GitError(Exception):
 
 def _git(repo: Path, *args: str) -> str:
     try:
+        # a session of its own: a terminal's Ctrl-C goes to schedperf, which lets a started
+        # git command finish (clean-up must not lose a half-removed worktree)
         proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                              check=False)
+                              check=False, start_new_session=True)
     except FileNotFoundError as exc:
         raise GitError("git is not installed (needed to compare refs)") from exc
     if proc.returncode != 0:
@@ -91,26 +97,31 @@ def checked_out(repo: Path, refs: list[str]) -> Iterator[list[Side]]:
     """Check every ref out in its own detached worktree; all removed on exit, whatever
     happens (the temporary folder too, and git's worktree list is pruned)."""
     commits = [resolve_ref(repo, ref) for ref in refs]
-    tmp = Path(tempfile.mkdtemp(prefix="schedperf-compare-"))
     added: list[Path] = []
+    tmp: Path | None = None
     try:
+        with deferred_signals():  # made <=> cleaned up below
+            tmp = Path(tempfile.mkdtemp(prefix="schedperf-compare-"))
         sides = []
         for i, (ref, commit) in enumerate(zip(refs, commits, strict=True)):
             path = tmp / f"side{i}-{commit[:12]}"
-            _git(repo, "worktree", "add", "--detach", "--quiet", str(path), commit)
-            added.append(path)
+            with deferred_signals():  # registered in git <=> in ``added``
+                added.append(path)
+                _git(repo, "worktree", "add", "--detach", "--quiet", str(path), commit)
             if not (path / CORE_PACKAGE).is_dir():
                 raise GitError(f"{ref} ({commit[:12]}) has no {CORE_PACKAGE}/ folder: "
                                "not a schedperf commit")
             sides.append(Side(ref, commit, path))
         yield sides
     finally:
-        for path in added:
+        with deferred_signals():
+            for path in added:
+                with contextlib.suppress(GitError):
+                    _git(repo, "worktree", "remove", "--force", str(path))
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
             with contextlib.suppress(GitError):
-                _git(repo, "worktree", "remove", "--force", str(path))
-        shutil.rmtree(tmp, ignore_errors=True)
-        with contextlib.suppress(GitError):
-            _git(repo, "worktree", "prune")
+                _git(repo, "worktree", "prune")
 
 
 def core_path_entry(core: Path, folder: Path) -> Path:

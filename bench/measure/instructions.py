@@ -40,17 +40,17 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.interrupt import deferred_signals
+from bench.measure.children import ChildProcesses, map_stoppable
 from bench.measure.forked import FORKED_KEY, PREIMPORT_FILE
 from bench.measure.spec import SpecError, WorkerResult, WorkerSpec, run_problem
 from bench.measure.worker import MODULES_OUT
@@ -215,12 +215,14 @@ class _Run:
 def run_worker(spec: WorkerSpec, folder: Path, *, python: str | None = None,
                env: Mapping[str, str] | None = None, valgrind: str | None = "valgrind",
                timeout: float | None = None, hash_seed: int | None = 0,
-               extra_env: Mapping[str, str] | None = None) -> _Run:
+               extra_env: Mapping[str, str] | None = None,
+               children: ChildProcesses | None = None) -> _Run:
     """Run the worker once in ``folder`` (created): under cachegrind unless ``valgrind`` is
-    None. File names inside the folder are fixed, so every run has the same command line."""
+    None. File names inside the folder are fixed, so every run has the same command line.
+    ``children`` registers the process (see bench.measure.children)."""
     run = _run_process(spec, folder, [WORKER_MODULE], CACHEGRIND_FILE, python=python, env=env,
                        valgrind=valgrind, timeout=timeout, hash_seed=hash_seed,
-                       extra_env=extra_env)
+                       extra_env=extra_env, children=children)
     if valgrind is not None and run.returncode == 0:
         run.instructions = parse_cachegrind_total(folder / CACHEGRIND_FILE)
     return run
@@ -230,11 +232,13 @@ def _run_process(spec: WorkerSpec, folder: Path, module_args: list[str], out_fil
                  python: str | None, env: Mapping[str, str] | None, valgrind: str | None,
                  timeout: float | None, hash_seed: int | None,
                  extra_env: Mapping[str, str] | None = None,
-                 session: bool = False) -> _Run:
+                 children: ChildProcesses | None = None) -> _Run:
     """``python -P -m <module_args> --spec spec.json --out result.json`` in ``folder``, under
-    cachegrind (output file ``out_file``) unless ``valgrind`` is None. ``session``: start it in
-    a new session and kill whatever is left of its process group when it ends (forked runs:
-    a grandchild whose parent was killed)."""
+    cachegrind (output file ``out_file``) unless ``valgrind`` is None. The process runs in a
+    session of its own, registered with ``children``; whatever is left of its process group
+    (forked runs: a grandchild whose parent was killed) is killed when it ends, and all of it
+    when this is interrupted."""
+    children = children if children is not None else ChildProcesses()
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "spec.json").write_text(spec.to_json(), encoding="utf-8")
     (folder / "result.json").unlink(missing_ok=True)
@@ -247,19 +251,13 @@ def _run_process(spec: WorkerSpec, folder: Path, module_args: list[str], out_fil
                f"--cachegrind-out-file={out_file}", *cmd]
     started = time.perf_counter()
     with open(folder / "worker.log", "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=folder,
-                                env={**child_env(env, hash_seed=hash_seed), **(extra_env or {})},
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=session)
+        proc = children.popen(cmd, cwd=folder,
+                              env={**child_env(env, hash_seed=hash_seed), **(extra_env or {})},
+                              stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         try:
             code, cpu = _wait(proc, started + timeout if timeout is not None else None)
         finally:
-            if session:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-            if proc.returncode is None:
-                proc.kill()
-                proc.wait()
+            children.release(proc)
     seconds = time.perf_counter() - started
     text = (folder / "worker.log").read_text(encoding="utf-8", errors="replace")
     if code == -1:
@@ -310,7 +308,8 @@ def measure_instructions(spec: WorkerSpec | Mapping[str, Any], *, jobs: int = 2,
                          valgrind: str = "valgrind", timeout: float | None = None,
                          warm_up: bool = True, workdir: Path | str | None = None,
                          hash_seed: int | None = 0, attempts: int = 2,
-                         method: str = "fork") -> dict[str, InstructionCount]:
+                         method: str = "fork", children: ChildProcesses | None = None,
+                         ) -> dict[str, InstructionCount]:
     """Count every workload of ``spec`` (a WorkerSpec or SPEC.json's dict; ``mode`` and
     ``stop_after`` are set here). ``python`` is the interpreter binary (default
     sys.executable: not a shell shim such as pyenv's, which valgrind would count instead);
@@ -328,7 +327,10 @@ def measure_instructions(spec: WorkerSpec | Mapping[str, Any], *, jobs: int = 2,
     any under the scheduler_core and the harness) is modified while counting, a stale
     bytecode cache may have made a counted run compile it (millions of instructions):
     everything is counted again, up to ``attempts`` times in all; after that the workloads
-    get status ``error``."""
+    get status ``error``.
+
+    Every process runs in a process group of its own, registered with ``children`` (one of
+    its own by default): all are killed when counting is interrupted or fails."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if method == "fork" and not hasattr(os, "fork"):
@@ -344,16 +346,20 @@ def measure_instructions(spec: WorkerSpec | Mapping[str, Any], *, jobs: int = 2,
     # forked: one process loads only the config files that define the spec's workloads
     files = list(dict.fromkeys(f for name in spec.workloads for f in configs[name]))
     whole = spec.replace(configs=tuple(files))
-    base = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="schedperf-ir-"))
+    children = children if children is not None else ChildProcesses()
+    base: Path | None = Path(workdir) if workdir is not None else None
     changed: list[str] = []
     try:
+        if base is None:
+            with deferred_signals():  # made <=> removed below
+                base = Path(tempfile.mkdtemp(prefix="schedperf-ir-"))
         for attempt in range(max(1, attempts)):
             folder = base / f"attempt{attempt}"
             started = time.time_ns() - EDIT_SLACK_NS
             count = _count_forked if method == "fork" else _count_once
             counts = count(whole if method == "fork" else specs, folder, jobs=jobs,
                            python=python, env=env, valgrind=valgrind, timeout=timeout,
-                           warm_up=warm_up, hash_seed=hash_seed)
+                           warm_up=warm_up, hash_seed=hash_seed, children=children)
             sources = _imported_sources(folder) if warm_up else _sources_under(_code_roots(env))
             changed = _modified_since(sources, started)
             if not changed:
@@ -363,14 +369,18 @@ def measure_instructions(spec: WorkerSpec | Mapping[str, Any], *, jobs: int = 2,
             c.reason = (f"source files changed while counting ({max(1, attempts)} attempts, "
                         f"e.g. {changed[0]}): counts discarded")
         return counts
+    except BaseException:
+        children.stop()
+        raise
     finally:
-        if workdir is None:
+        if workdir is None and base is not None:
             shutil.rmtree(base, ignore_errors=True)
 
 
 def _count_forked(spec: WorkerSpec, base: Path, *, jobs: int, python: str | None,
                   env: Mapping[str, str] | None, valgrind: str, timeout: float | None,
-                  warm_up: bool, hash_seed: int | None) -> dict[str, InstructionCount]:
+                  warm_up: bool, hash_seed: int | None,
+                  children: ChildProcesses) -> dict[str, InstructionCount]:
     """The whole spec in one forking process under cachegrind (after a native warm-up run of
     the same, in ``base/native``); the counted run is ``base/counted``."""
     counts = {name: InstructionCount(name, "error") for name in spec.workloads}
@@ -378,7 +388,7 @@ def _count_forked(spec: WorkerSpec, base: Path, *, jobs: int, python: str | None
     if timeout is not None:
         args += ["--timeout", repr(float(timeout))]
     kw: dict[str, Any] = {"python": python, "env": env, "timeout": None,
-                          "hash_seed": hash_seed, "session": True}
+                          "hash_seed": hash_seed, "children": children}
     if warm_up:
         native = _run_process(spec, base / "native", args, FORKED_CACHEGRIND_FILE,
                               valgrind=None, extra_env={MODULES_OUT: MODULES_FILE}, **kw)
@@ -442,26 +452,26 @@ def _fill_forked(c: InstructionCount, entry: Mapping[str, Any], folder: Path,
 
 def _count_once(specs: Mapping[str, WorkerSpec], base: Path, *, jobs: int, python: str | None,
                 env: Mapping[str, str] | None, valgrind: str, timeout: float | None,
-                warm_up: bool, hash_seed: int | None) -> dict[str, InstructionCount]:
+                warm_up: bool, hash_seed: int | None,
+                children: ChildProcesses) -> dict[str, InstructionCount]:
     names = list(specs)
     counts = {name: InstructionCount(name, "error") for name in names}
     folders = {name: base / f"w{i:03d}" for i, name in enumerate(names)}
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        if warm_up:
-            native = dict(zip(names, pool.map(
-                lambda n: run_worker(specs[n], folders[n] / "native", python=python, env=env,
-                                     valgrind=None, timeout=timeout, hash_seed=hash_seed,
-                                     extra_env={MODULES_OUT: MODULES_FILE}),
-                names), strict=True))
-            for name, run in native.items():
-                counts[name].native_seconds = run.seconds
-                counts[name].native_cpu_seconds = run.cpu_seconds
-        tasks = [(name, stop) for name in names for stop in ("all", "setup")]
-        done = dict(zip(tasks, pool.map(
-            lambda t: run_worker(specs[t[0]].replace(stop_after=t[1]), folders[t[0]] / t[1][0],
-                                 python=python, env=env, valgrind=valgrind, timeout=timeout,
-                                 hash_seed=hash_seed),
-            tasks), strict=True))
+    if warm_up:
+        native = dict(zip(names, map_stoppable(
+            lambda n: run_worker(specs[n], folders[n] / "native", python=python, env=env,
+                                 valgrind=None, timeout=timeout, hash_seed=hash_seed,
+                                 extra_env={MODULES_OUT: MODULES_FILE}, children=children),
+            names, jobs=jobs, children=children), strict=True))
+        for name, run in native.items():
+            counts[name].native_seconds = run.seconds
+            counts[name].native_cpu_seconds = run.cpu_seconds
+    tasks = [(name, stop) for name in names for stop in ("all", "setup")]
+    done = dict(zip(tasks, map_stoppable(
+        lambda t: run_worker(specs[t[0]].replace(stop_after=t[1]), folders[t[0]] / t[1][0],
+                             python=python, env=env, valgrind=valgrind, timeout=timeout,
+                             hash_seed=hash_seed, children=children),
+        tasks, jobs=jobs, children=children), strict=True))
     for name in names:
         _fill(counts[name], done[(name, "all")], done[(name, "setup")])
     return counts

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.measure.children import ChildProcesses
 from bench.measure.spec import WorkerResult, WorkerSpec, run_problem
 
 __all__ = [
@@ -188,14 +189,17 @@ def relay_turns(procs: Sequence[subprocess.Popen[bytes]], pipes: Sequence[tuple[
 
 
 def start_paced(cmd: Sequence[str], folder: Path, env: Mapping[str, str], slice_seconds: float,
+                children: ChildProcesses | None = None,
                 ) -> tuple[subprocess.Popen[bytes], tuple[int, int]]:
     """Start one paced worker (``cmd`` + ``--pace R,W --slice S``) in ``folder``, output to
-    ``worker.log``; returns the process and (fd to write GO to, fd to read from)."""
+    ``worker.log``, in a process group of its own registered with ``children``; returns the
+    process and (fd to write GO to, fd to read from)."""
+    children = children if children is not None else ChildProcesses()
     to_child_r, to_child_w = os.pipe()
     from_child_r, from_child_w = os.pipe()
     try:
         with open(folder / "worker.log", "wb") as log:
-            proc = subprocess.Popen(
+            proc = children.popen(
                 [*cmd, "--pace", f"{to_child_r},{from_child_w}", "--slice", f"{slice_seconds}"],
                 cwd=folder, env=dict(env), stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, pass_fds=(to_child_r, from_child_w))
@@ -224,11 +228,16 @@ def run_paced_pair(specs: Sequence[WorkerSpec], folders: Sequence[Path],
                    envs: Sequence[Mapping[str, str] | None], *, first: Callable[[int], int],
                    slice_seconds: float = DEFAULT_SLICE, hash_seed: int = 0,
                    python: str | None = None, timeout: float | None = None,
-                   ) -> list[PacedRun]:
+                   children: ChildProcesses | None = None) -> list[PacedRun]:
     """Run two workers (same workloads, in the same order) taking turns; see the module
     docstring. ``first(k)`` is the side (0 or 1) that starts workload ``k``; ``timeout``
-    bounds the whole pair (wall seconds). Both get the same PYTHONHASHSEED ``hash_seed``."""
+    bounds the whole pair (wall seconds). Both get the same PYTHONHASHSEED ``hash_seed``.
+    The workers run in process groups of their own (registered with ``children``, so the
+    caller can stop them from another thread); both groups are killed when this returns or
+    raises."""
     from bench.measure.instructions import WORKER_MODULE, child_env
+
+    children = children if children is not None else ChildProcesses()
 
     if len(specs) != 2 or len(folders) != 2 or len(envs) != 2:
         raise ValueError("a paced pair has exactly two sides")
@@ -244,7 +253,7 @@ def run_paced_pair(specs: Sequence[WorkerSpec], folders: Sequence[Path],
             (folder / "spec.json").write_text(spec.to_json(), encoding="utf-8")
             (folder / "result.json").unlink(missing_ok=True)
             proc, fds = start_paced(cmd, folder, child_env(env, hash_seed=hash_seed),
-                                    slice_seconds)
+                                    slice_seconds, children)
             procs.append(proc)
             pipes.append(fds)
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -255,14 +264,11 @@ def run_paced_pair(specs: Sequence[WorkerSpec], folders: Sequence[Path],
             try:
                 proc.wait(left)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                children.release(proc)
                 problems.append(f"pid {proc.pid} killed: still running at the deadline")
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            children.release(proc)
         for fds in pipes:
             for fd in fds:
                 os.close(fd)

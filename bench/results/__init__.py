@@ -6,6 +6,8 @@
     write_decisions_parquet(path, results) -> Path | None         when decisions were recorded
     write_progress_files(results, out_dir, when=None) -> [Path]   upstream-style .dat progress
     environment_fingerprint(clock=..., seed=...) -> dict          machine, git, BLAS, threads
+    RunWriter(out, env=..., run_id=..., started=...).add(round, result)   the folder as
+                                                                  workloads finish
 
 Every file is written atomically (a temporary file in the same folder, then ``os.replace``).
 The columns are documented in ``docs/results-schema.md``.
@@ -19,7 +21,15 @@ from bench.results.dataitems import (
     dataitems_payload,
     write_dataitems,
 )
-from bench.results.environment import environment_fingerprint, git_info
+from bench.results.environment import (
+    CoreOrigin,
+    core_origin,
+    environment_fingerprint,
+    git_info,
+    measured_code_warning,
+    named_checkout,
+)
+from bench.results.incremental import RunWriter
 from bench.results.parquet import (
     RESULTS_SCHEMA_VERSION,
     placement_rows,
@@ -32,11 +42,16 @@ from bench.results.progress import progress_file_stem, progress_lines, write_pro
 
 __all__ = [
     "RESULTS_SCHEMA_VERSION",
+    "CoreOrigin",
+    "RunWriter",
     "atomic_write_bytes",
+    "core_origin",
     "dataitems_file_name",
     "dataitems_payload",
     "environment_fingerprint",
     "git_info",
+    "measured_code_warning",
+    "named_checkout",
     "placement_rows",
     "progress_file_stem",
     "progress_lines",

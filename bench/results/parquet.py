@@ -35,7 +35,7 @@ __all__ = [
     "write_results_parquet",
 ]
 
-RESULTS_SCHEMA_VERSION = 1
+RESULTS_SCHEMA_VERSION = 2
 
 _ENV_FIELDS: list[tuple[str, pa.DataType]] = [
     ("cpu_model", pa.string()),
@@ -49,6 +49,10 @@ _ENV_FIELDS: list[tuple[str, pa.DataType]] = [
     ("clock", pa.string()),
     ("seed", pa.int64()),
     ("scheduler_core_path", pa.string()),
+    # schema_version 2
+    ("scheduler_core_origin", pa.string()),
+    ("scheduler_core_dirty", pa.bool_()),
+    ("scheduler_core_warning", pa.string()),
 ]
 
 RESULTS_SCHEMA = pa.schema([

@@ -40,8 +40,9 @@ def store_files(store: Path) -> list[Path]:
 
 def scan_store(store: Path | str) -> pl.LazyFrame:
     """A lazy frame over every row of the store, in the store schema (an empty frame when
-    the store has no data yet). Columns a part lacks (``commit_date``/``commit_parents`` in
-    parts written before they existed) read as null."""
+    the store has no data yet). Columns a part lacks (added by a later results schema
+    version, or ``commit_date``/``commit_parents`` in parts written before they existed)
+    read as null."""
     store = Path(store)
     if not store_files(store):
         return pl.LazyFrame(schema=polars_schema())

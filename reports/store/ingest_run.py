@@ -27,8 +27,19 @@ RESULTS_FILE = "results.parquet"
 # files of a run folder that are not metrics
 RUN_SIDE_FILES = frozenset({"placements.parquet", "decisions.parquet"})
 
-# version n -> function upgrading a table of version n-1 to n (none yet: version 1 is the first)
-_UPGRADES: dict[int, Callable[[pa.Table], pa.Table]] = {}
+
+def _to_2(table: pa.Table) -> pa.Table:
+    """Version 2 added where the measured scheduler_core came from (null: not recorded)."""
+    for name in ("scheduler_core_origin", "scheduler_core_dirty", "scheduler_core_warning"):
+        if name not in table.column_names:
+            field = RESULTS_SCHEMA.field(name)
+            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+    return table.set_column(table.schema.get_field_index("schema_version"), "schema_version",
+                            pa.array([2] * table.num_rows, pa.int32()))
+
+
+# version n -> function upgrading a table of version n-1 to n
+_UPGRADES: dict[int, Callable[[pa.Table], pa.Table]] = {2: _to_2}
 
 
 def _read(data: bytes) -> pa.Table:

@@ -226,3 +226,23 @@ def test_list_marks_workloads_needing_unmodelled_objects(tmp_path):
     assert result.exit_code == 0
     row = next(line for line in result.output.splitlines() if "Volumes/small" in line)
     assert "no: op 1 createAny" in row
+
+
+def test_a_failed_workload_exits_2_and_still_writes(tmp_path):
+    """A workload that fails at run time is a failed run (exit 2), not a missed threshold."""
+    folder = tmp_path / "configs" / "misc"
+    folder.mkdir(parents=True)
+    (folder / "big.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: big-\nspec:\n  containers:\n"
+        "  - name: c\n    image: x\n    resources:\n      requests:\n        cpu: '1000'\n")
+    (folder / "performance-config.yaml").write_text(
+        "- name: NeverFits\n  workloadTemplate:\n  - opcode: createNodes\n    count: 2\n"
+        "  - opcode: createPods\n    count: 1\n    podTemplatePath: big.yaml\n"
+        "    collectMetrics: true\n  workloads:\n  - name: 2Nodes\n")
+    out = tmp_path / "out"
+    result = invoke("run", "--config", str(folder.parent), "--label", "", "--out", str(out))
+    assert result.exit_code == 2, result.output
+    assert "failed" in result.output
+    status = pl.read_parquet(out / "results.parquet").filter(
+        pl.col("metric") == "workload_status")
+    assert status["bucket"].to_list() == ["failed"]

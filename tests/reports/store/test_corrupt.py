@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from bench.cli.ingest import ingest
 from reports.store import LEDGER_NAME, STORE_SCHEMA, ingest_paths
+from reports.store.schema import RESULTS_SCHEMA_VERSION
 from tests.reports.store.conftest import (
     ASV_FILE,
     ASV_RESULTS,
@@ -130,7 +131,8 @@ CASES: list[tuple[str, Callable[[Path], tuple[str, bytes]], str]] = [
     ("results-newer-schema-version",
      lambda run: _results(run, lambda t: t.set_column(
          0, "schema_version", pc.add(t["schema_version"], pa.scalar(1, pa.int32())))),
-     "results schema_version 2 is newer than this schedperf understands (1)"),
+     f"results schema_version {RESULTS_SCHEMA_VERSION + 1} is newer than this schedperf "
+     f"understands ({RESULTS_SCHEMA_VERSION})"),
     ("truncated-parquet",
      lambda run: ("results.parquet", (run / "results.parquet").read_bytes()[:3000]),
      "truncated Parquet file"),

@@ -14,7 +14,7 @@ import pytest
 
 from reports.store import STORE_SCHEMA, ingest_paths
 from reports.store.ingest_dataitems import split_name
-from reports.store.schema import RESULTS_SCHEMA
+from reports.store.schema import RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
 from tests.reports.store.conftest import (
     ASV_FILE,
     ASV_RESULTS,
@@ -91,7 +91,7 @@ def test_asv_machine_commit_and_labels(asv_rows):
     labels = json.loads(row["item_labels"])
     assert labels["benchmark"] == "bench_scheduling.SchedulingBasic.time_schedule_pods"
     assert labels["type"] == "time" and labels["env_name"] == "virtualenv-py3.11-numpy"
-    assert row["source"] == "asv" and row["schema_version"] == 1
+    assert row["source"] == "asv" and row["schema_version"] == RESULTS_SCHEMA_VERSION
 
 
 def test_asv_stats_buckets(asv_rows):

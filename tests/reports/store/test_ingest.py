@@ -15,6 +15,7 @@ import pytest
 from reports.store import LEDGER_NAME, STORE_SCHEMA, StoreError, ingest_paths, scan_store
 from reports.store import ingest as ingest_module
 from reports.store.bookkeeping import Ledger
+from reports.store.schema import RESULTS_SCHEMA_VERSION
 from tests.reports.store.conftest import (
     ASV_FILE,
     ASV_RESULTS,
@@ -119,7 +120,7 @@ def test_walk_skips_the_store_itself(tmp_path):
 def test_bookkeeping_records_each_file(run_dir, store):
     ingest_paths([run_dir, PYTEST_FILE], store)
     doc = ledger(store)
-    assert doc["store_version"] == 1 and doc["results_schema_version"] == 1
+    assert doc["store_version"] == 1 and doc["results_schema_version"] == RESULTS_SCHEMA_VERSION
     entries = sorted(doc["files"].values(), key=lambda e: e["kind"])
     assert [e["kind"] for e in entries] == ["pytest-benchmark", "run"]
     for sha, entry in doc["files"].items():
