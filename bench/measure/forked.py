@@ -277,6 +277,10 @@ def run_forked(chosen: Sequence[tuple[Any, Any]], spec: Any, *, jobs: int = 1,
         started = _started(k)
         seconds[k] = time.time() - started if started is not None else 0.0
         cpu[k] = usage.ru_utime + usage.ru_stime
+        if timeout is not None and seconds[k] > timeout:
+            # it ended between two polls but over its budget: timed out all the same, so the
+            # verdict never depends on how fast the machine finished the workload
+            timed_out[k] = True
     os.close(tokens_w)
     os.close(tokens_r)
     return [_entry(k, w.full_name, pids[k], codes[k], timed_out[k] and timeout, seconds[k],
@@ -313,7 +317,8 @@ def _entry(k: int, name: str, pid: int, code: int, timed_out: float | None, seco
         entry["setup_pods"] = full["setup_pods"]
     problems = []
     if timed_out:
-        problems.append(f"timed out after {timed_out:g} s (wall time): killed")
+        problems.append(f"timed out after {timed_out:g} s (wall time): killed or ended over "
+                        "its budget")
     for role, written, what in runs:
         pid_of = entry.get(f"{role}_pid") or pid
         status = entry.get(f"{role}_status", code) if forked is not None else code
