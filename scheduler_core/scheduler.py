@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from operator import attrgetter
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from scheduler_core.framework.interface import (
     ClusterEvent,
     Code,
     CycleState,
+    Handle,
     PostFilterResult,
     Status,
 )
@@ -43,6 +44,10 @@ from scheduler_core.nodetable.accounting import Placement
 from scheduler_core.plugins.node_local import node_local
 from scheduler_core.queue.clock import Clock, FakeClock
 from scheduler_core.queue.scheduling_queue import PriorityQueue
+
+if TYPE_CHECKING:
+    from scheduler_core.api.objects import Service
+    from scheduler_core.nodetable.table import NodeTable
 
 __all__ = ["IgnoredPod", "Scheduler", "num_feasible_nodes_to_find"]
 
@@ -95,8 +100,9 @@ class CycleRecord:
     status: Status | None = None
 
 
-class WaitingPod:
-    """A pod held at Permit until every waiting plugin allows it, one rejects, or time runs out."""
+class PodAtPermit:
+    """A pod held at Permit until every waiting plugin allows it, one rejects, or time runs
+    out (what plugins see of it: ``framework.interface.WaitingPod``)."""
 
     def __init__(self, pod: Pod, fwk: Framework, state: CycleState, node: str, qpi: Any,
                  deadlines: dict[str, float], timeouts: dict[str, float]) -> None:
@@ -122,64 +128,59 @@ class WaitingPod:
 
 
 class _Handle:
-    """The framework handle plugins receive: read access to cluster state, plus bind."""
+    """The framework handle plugins receive (``framework.interface.Handle``): read access to
+    cluster state, the nominator, Permit's waiting pods, bind, and filtering as the scheduling
+    cycle does."""
 
     def __init__(self, scheduler: Scheduler) -> None:
         self._s = scheduler
 
     @property
-    def table(self) -> Any:
+    def table(self) -> NodeTable:
         return self._s.cluster.table
 
     @property
     def cluster(self) -> Cluster:
         return self._s.cluster
 
+    def namespace_labels(self, namespace: str) -> dict[str, str]:
+        return self._s.cluster.namespace_labels(namespace)
+
+    def list_services(self, namespace: str) -> list[Service]:
+        return self._s.cluster.list_services(namespace)
+
     @property
     def rng(self) -> np.random.Generator:
         return self._s.rng
 
     @property
-    def queue(self) -> PriorityQueue:
-        return self._s.queue
-
-    def namespace_labels(self, namespace: str) -> dict[str, str]:
-        return self._s.cluster.namespace_labels(namespace)
-
-    def list_services(self, namespace: str) -> list[Any]:
-        return self._s.cluster.list_services(namespace)
-
-    def list_pdbs(self) -> list[Any]:
-        return self._s.cluster.list_pdbs()
-
-    def bind(self, pod: Pod, node_name: str) -> None:
-        self._s.cluster.bind(pod, node_name)
-
-    def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
-        return self._s.queue.nominated_pods_for_node(node_name)
+    def clock(self) -> Clock:
+        return self._s.clock
 
     def framework_for(self, pod: Pod) -> Framework | None:
         return self._s.profiles.get(pod.scheduler_name)
 
-    @property
-    def clock(self) -> Clock:
-        return self._s.clock
+    def bind(self, pod: Pod, node_name: str) -> None:
+        self._s.cluster.bind(pod, node_name)
 
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+    def get_waiting_pod(self, uid: str) -> PodAtPermit | None:
         return self._s.waiting.get(uid)
 
-    def waiting_pods(self) -> list[WaitingPod]:
-        return list(self._s.waiting.values())
+    def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
+        return self._s.queue.nominated_pods_for_node(node_name)
 
-    def run_filter_with_nominated(self, framework: Framework, state: CycleState, pod: Pod,
-                                  slot: int) -> Status | None:
-        return self._s.filter_one_node(framework, state, pod, slot)
+    def delete_nominated_pod(self, pod: Pod) -> None:
+        self._s.queue.delete_nominated_pod(pod)
 
     def nominated_placement(self, pod: Pod) -> Placement:
         """The pods the nominated pass adds while ``pod`` is scheduled, per slot: nominated
         there, of priority >= the pod's, not the pod itself, not bound (memoised for the
         cycle scheduling ``pod``)."""
         return self._s.nominated_placement(pod)
+
+    def run_filter_with_nominated(self, framework: Framework, state: CycleState, pod: Pod,
+                                  slot: int) -> Status | None:
+        return self._s.filter_one_node(framework, state, pod, slot)
 
 
 class Scheduler:
@@ -204,7 +205,7 @@ class Scheduler:
         self.clock: Clock = clock or FakeClock()
         self.rng = np.random.default_rng(seed)
         self.recorder: MetricsRecorder = recorder or NoopRecorder()
-        self.handle = _Handle(self)
+        self.handle: Handle = _Handle(self)
         self.profiles: dict[str, Framework] = dict(
             profiles(self.handle) if callable(profiles) else profiles)
         if not self.profiles:
@@ -233,7 +234,7 @@ class Scheduler:
         self.attempts_total = 0
         self.record_cycles = record_cycles
         self.cycles: list[CycleRecord] = []
-        self.waiting: dict[str, WaitingPod] = {}
+        self.waiting: dict[str, PodAtPermit] = {}
         self._plugin_sample_tick = 99  # the first cycle is sampled
         self._error_retry_generation = -1
         self._cycle_pod: Pod | None = None  # the pod of the scheduling cycle under way
@@ -328,7 +329,7 @@ class Scheduler:
         state = CycleState(record_plugin_metrics=rec and self._sample_plugins())
         record = CycleRecord(pod, qpi.attempts, fwk.profile_name) if self.record_cycles else None
         result, status, diagnosis, nomination = self._scheduling_cycle(fwk, state, pod, record)
-        if isinstance(result, WaitingPod):
+        if isinstance(result, PodAtPermit):
             result.qpi = qpi
             self.waiting[pod.uid] = result
             if record is not None:
@@ -396,7 +397,7 @@ class Scheduler:
     # ------------------------------------------------------------------ scheduling cycle
     def _scheduling_cycle(
         self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
-    ) -> tuple[str | WaitingPod | None, Status | None, Diagnosis | None,
+    ) -> tuple[str | PodAtPermit | None, Status | None, Diagnosis | None,
                PostFilterResult | None]:
         # nominated_placement(pod) is memoised for this cycle (any cluster event drops it)
         self._cycle_pod, self._nominated_memo = pod, None
@@ -407,7 +408,7 @@ class Scheduler:
 
     def _run_cycle(
         self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
-    ) -> tuple[str | WaitingPod | None, Status | None, Diagnosis | None,
+    ) -> tuple[str | PodAtPermit | None, Status | None, Diagnosis | None,
                PostFilterResult | None]:
         table = self.cluster.table
         n_all = table.num_nodes
@@ -450,7 +451,7 @@ class Scheduler:
             if status is None and waits:
                 now = self.clock.now()
                 deadlines = {name: now + t for name, t in waits.items()}
-                return WaitingPod(pod, fwk, state, node_name, None, deadlines, waits), \
+                return PodAtPermit(pod, fwk, state, node_name, None, deadlines, waits), \
                     None, None, None
         if status is not None:
             fwk.run_unreserve(state, pod, node_name)

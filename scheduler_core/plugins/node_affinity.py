@@ -32,6 +32,7 @@ from scheduler_core.framework.interface import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    Handle,
     PreFilterResult,
     QueueingHint,
     Status,
@@ -140,7 +141,7 @@ class NodeAffinity:
     name: ClassVar[str] = NAME
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         self.args = NodeAffinityArgs.parse(args, args_path)
         self.added_required = self.args.added_required

@@ -17,6 +17,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     CycleState,
     FilterBase,
+    Handle,
     QueueingHint,
     Status,
 )
@@ -34,7 +35,7 @@ class NodeName(FilterBase):
     name: ClassVar[str] = NAME
     failure: ClassVar[Status] = Status.unresolvable(ERR_REASON, plugin=NAME)
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
 

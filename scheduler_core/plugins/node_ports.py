@@ -20,6 +20,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     CycleState,
     FilterBase,
+    Handle,
     PreFilterResult,
     QueueingHint,
     Status,
@@ -46,7 +47,7 @@ class NodePorts(FilterBase):
     name: ClassVar[str] = NAME
     failure: ClassVar[Status] = Status.unschedulable(ERR_REASON, plugin=NAME)
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
 

@@ -31,6 +31,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     Code,
     CycleState,
+    Handle,
     PreFilterResult,
     QueueingHint,
     Status,
@@ -206,7 +207,7 @@ class NodeResourcesFit:
     name: ClassVar[str] = NAME
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         self.args = NodeResourcesFitArgs.parse(args, args_path)
         self.resources = self.args.resources

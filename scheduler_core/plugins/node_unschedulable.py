@@ -19,6 +19,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     CycleState,
     FilterBase,
+    Handle,
     QueueingHint,
     Status,
 )
@@ -37,7 +38,7 @@ class NodeUnschedulable(FilterBase):
     name: ClassVar[str] = NAME
     failure: ClassVar[Status] = Status.unresolvable(ERR_REASON_UNSCHEDULABLE, plugin=NAME)
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
 
