@@ -34,6 +34,9 @@ ERR_REASON = "node(s) didn't match the requested node name"
 class NodeName(FilterBase):
     name: ClassVar[str] = NAME
     failure: ClassVar[Status] = Status.unresolvable(ERR_REASON, plugin=NAME)
+    # its Filter reads only the node's own columns, never the pods on it (plugins.node_local)
+    node_local: ClassVar[bool] = True
+    pod_blind: ClassVar[bool] = True
 
     def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:

@@ -206,6 +206,9 @@ def _failing(table: NodeTable, name: str, q: int, idx: Any) -> np.ndarray:
 class NodeResourcesFit:
     name: ClassVar[str] = NAME
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
+    # its Filter reads only the node's own columns, its pods only through the accounting
+    # columns (plugins.node_local)
+    node_local: ClassVar[bool] = True
 
     def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:

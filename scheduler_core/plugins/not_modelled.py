@@ -24,6 +24,9 @@ __all__ = ["NOT_MODELLED", "NodeVolumeLimits", "VolumeBinding", "VolumeRestricti
 
 class _VolumePlaceholder:
     name: ClassVar[str]
+    # its Filter reads only the node's own columns, never the pods on it (plugins.node_local)
+    node_local: ClassVar[bool] = True
+    pod_blind: ClassVar[bool] = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
