@@ -1,0 +1,1 @@
+"""One scheduling attempt's algorithm (see ``scheduler_core.scheduler``)."""
