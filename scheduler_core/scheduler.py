@@ -1,14 +1,20 @@
 """The scheduling loop: pop → profile → cycle → assume → reserve → permit → bind.
 
-``schedule_one`` runs one scheduling attempt. The binding cycle runs synchronously right after
-the scheduling cycle (upstream runs it in a goroutine; with an in-memory API the order of
-events is the same as upstream's fast path). Failures follow ``handleSchedulingFailure``.
+``schedule_one`` runs one scheduling attempt (kube's ScheduleOne): ``_scheduling_cycle``
+(schedulingCycle) asks ``schedule_pod`` (``cycle.schedule_pod``: filter, score, select) where
+the pod goes, runs PostFilter when no node fits, else assumes the pod there and runs Reserve
+and Permit; then the binding cycle. The binding cycle runs synchronously right after the
+scheduling cycle (upstream runs it in a goroutine; with an in-memory API the order of events is
+the same as upstream's fast path). Failures follow ``handleSchedulingFailure``.
+
+The Scheduler also keeps the informer side (cluster events into the queue), the pods Permit
+holds (``PodAtPermit``) and the ``Handle`` its plugins get (``_Handle``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +24,10 @@ from scheduler_core.api.node import Node
 from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.events import ADDED, DELETED, MODIFIED, EventType, WatchEvent
 from scheduler_core.cluster.store import Cluster
-from scheduler_core.cycle.diagnose import NominatedRejections
-from scheduler_core.cycle.nominated import NominatedPass
+from scheduler_core.cycle.result import CycleRecord, ScheduleResult
+from scheduler_core.cycle.schedule_pod import SchedulePod
 from scheduler_core.errors import UnknownSchedulerError
-from scheduler_core.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
+from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.interface import (
     ActionType,
     ClusterEvent,
@@ -38,7 +44,7 @@ from scheduler_core.framework.metrics import (
     MetricsRecorder,
     NoopRecorder,
 )
-from scheduler_core.framework.runtime import Framework, ScoreBreakdown
+from scheduler_core.framework.runtime import Framework
 from scheduler_core.nodetable.accounting import Placement
 from scheduler_core.queue.clock import Clock, FakeClock
 from scheduler_core.queue.scheduling_queue import PriorityQueue
@@ -47,24 +53,10 @@ if TYPE_CHECKING:
     from scheduler_core.api.objects import Service
     from scheduler_core.nodetable.table import NodeTable
 
-__all__ = ["IgnoredPod", "Scheduler", "num_feasible_nodes_to_find"]
+__all__ = ["CycleRecord", "IgnoredPod", "PodAtPermit", "Scheduler"]
 
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-_MAX = np.maximum.reduce
-
-
-def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
-    """How many feasible nodes the filter search stops at (spec §2.4)."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    pct = percentage or 0
-    if pct == 0:
-        pct = 50 - num_all_nodes // 125
-        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
-            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
-    k = num_all_nodes * pct // 100
-    return max(k, MIN_FEASIBLE_NODES_TO_FIND)
+_WAIT = Code.WAIT
+_AT_PERMIT = Status(Code.WAIT, ("waiting at Permit",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,23 +66,6 @@ class IgnoredPod:
     namespace: str
     name: str
     scheduler_name: str
-
-
-@dataclass
-class CycleRecord:
-    """What one attempt evaluated, for decision records (kept only when ``record_cycles``)."""
-
-    pod: Pod
-    attempt: int
-    profile: str
-    pre_filter_status: Status | None = None
-    filter_plugins: list[str] = field(default_factory=list)
-    examined: list[tuple[np.ndarray, np.ndarray | None]] = field(default_factory=list)
-    feasible: np.ndarray | None = None
-    scores: list[ScoreBreakdown] = field(default_factory=list)
-    total: np.ndarray | None = None
-    selected: int | None = None
-    status: Status | None = None
 
 
 class PodAtPermit:
@@ -176,7 +151,7 @@ class _Handle:
         return self._s.filter_one_node(framework, state, pod, slot)
 
 
-class Scheduler(NominatedPass):
+class Scheduler(SchedulePod):
     """One scheduling loop over one cluster, with one framework per profile (schedulerName)."""
 
     def __init__(
@@ -321,15 +296,14 @@ class Scheduler(NominatedPass):
         t0 = perf_counter() if rec else 0.0
         state = CycleState(record_plugin_metrics=rec and self._sample_plugins())
         record = CycleRecord(pod, qpi.attempts, fwk.profile_name) if self.record_cycles else None
-        result, status, diagnosis, nomination = self._scheduling_cycle(fwk, state, pod, record)
-        if isinstance(result, PodAtPermit):
-            result.qpi = qpi
-            self.waiting[pod.uid] = result
+        result = self._scheduling_cycle(fwk, state, qpi, record)
+        status = result.status
+        if status is None:
+            status = self._binding_cycle(fwk, state, pod, result.suggested_host)
+        elif status.code == _WAIT:  # Permit holds the pod: its binding cycle runs once allowed
             if record is not None:
                 self.cycles.append(record)
             return True
-        if result is not None:
-            status = self._binding_cycle(fwk, state, pod, result)
         if record is not None:
             record.status = status
             self.cycles.append(record)
@@ -345,7 +319,7 @@ class Scheduler(NominatedPass):
         if rec:
             result_label = RESULT_UNSCHEDULABLE if status.is_rejected else RESULT_ERROR
             self.recorder.attempt(result_label, fwk.profile_name, perf_counter() - t0)
-        self._handle_failure(fwk, qpi, status, diagnosis, nomination)
+        self._handle_failure(fwk, qpi, status, result.diagnosis, result.nominating_info)
         return True
 
     def _sample_plugins(self) -> bool:
@@ -388,227 +362,63 @@ class Scheduler(NominatedPass):
         return attempts
 
     # ------------------------------------------------------------------ scheduling cycle
-    def _scheduling_cycle(
-        self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
-    ) -> tuple[str | PodAtPermit | None, Status | None, Diagnosis | None,
-               PostFilterResult | None]:
+    def _scheduling_cycle(self, fwk: Framework, state: CycleState, qpi: Any,
+                          record: CycleRecord | None) -> ScheduleResult:
+        """kube's schedulingCycle: schedulePod (``cycle.schedule_pod``); when no node fits,
+        PostFilter; else assume the pod on the chosen node, Reserve and Permit. A rejection
+        or error there undoes them (the rejecting plugin is the diagnosis); a Permit wait parks
+        the pod in ``waiting`` and the result's status is Wait."""
+        pod: Pod = qpi.pod
         # nominated_placement(pod) is memoised for this cycle (any cluster event drops it)
         self._cycle_pod, self._nominated_memo = pod, None
         try:
-            return self._run_cycle(fwk, state, pod, record)
+            result = self.schedule_pod(fwk, state, pod, record)
+            node_name = result.suggested_host
+            if not node_name:
+                if result.status is None and result.diagnosis is not None:  # no node fits
+                    return self._post_filter(fwk, state, pod, result.diagnosis)
+                return result
+            # assume, Reserve, Permit
+            self.cluster.assume(pod, node_name)
+            status = fwk.run_reserve(state, pod, node_name)
+            if status is None:
+                status, waits = fwk.run_permit(state, pod, node_name)
+                if status is None and waits:  # held: the binding cycle runs once allowed
+                    now = self.clock.now()
+                    deadlines = {name: now + t for name, t in waits.items()}
+                    self.waiting[pod.uid] = PodAtPermit(pod, fwk, state, node_name, qpi,
+                                                        deadlines, waits)
+                    result.status = _AT_PERMIT
+                    return result
+            if status is not None:
+                fwk.run_unreserve(state, pod, node_name)
+                self.cluster.forget(pod)
+                d = Diagnosis(1)
+                if status.is_rejected and status.plugin:
+                    d.unschedulable_plugins.add(status.plugin)
+                return ScheduleResult(status=status, diagnosis=d)
+            return result
         finally:
             self._cycle_pod = self._nominated_memo = None
 
-    def _run_cycle(
-        self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
-    ) -> tuple[str | PodAtPermit | None, Status | None, Diagnosis | None,
-               PostFilterResult | None]:
-        table = self.cluster.table
-        n_all = table.num_nodes
-        if n_all == 0:
-            return None, Status.unresolvable(NO_NODES_AVAILABLE), Diagnosis(0), None
-        try:
-            feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, record)
-        except _CycleError as exc:
-            return None, exc.status, None, None
-        if len(feasible) == 0:
-            fit_error = FitError(pod.key, diagnosis)
-            nomination = None
-            if fwk.post_filter_plugins:
-                nomination, pf_status = fwk.run_post_filter(state, pod, diagnosis)
-                if nomination is None:
-                    # a nil PostFilterResult is kube's ModeNoop: the pod keeps its nomination
-                    nomination = PostFilterResult(pod.nominated_node_name)
-                if pf_status.code == Code.ERROR:
-                    return None, pf_status, diagnosis, nomination
-                if pf_status.reasons and not pf_status.is_success:
-                    diagnosis.post_filter_msg = pf_status.message
-            status = Status(Code.UNSCHEDULABLE, (fit_error.message,))
-            return None, status, diagnosis, nomination
-        if len(feasible) == 1:
-            chosen = int(feasible[0])
-            if record is not None:
-                record.feasible = feasible
-                record.selected = chosen
-        else:
-            chosen_or_status = self._prioritize_and_select(fwk, state, pod, feasible, record)
-            if isinstance(chosen_or_status, Status):
-                return None, chosen_or_status, None, None
-            chosen = chosen_or_status
-        node_name = table.node(chosen).name
-        # assume, Reserve, Permit
-        self.cluster.assume(pod, node_name)
-        status = fwk.run_reserve(state, pod, node_name)
-        if status is None:
-            status, waits = fwk.run_permit(state, pod, node_name)
-            if status is None and waits:
-                now = self.clock.now()
-                deadlines = {name: now + t for name, t in waits.items()}
-                return PodAtPermit(pod, fwk, state, node_name, None, deadlines, waits), \
-                    None, None, None
-        if status is not None:
-            fwk.run_unreserve(state, pod, node_name)
-            self.cluster.forget(pod)
-            d = Diagnosis(1)
-            if status.is_rejected and status.plugin:
-                d.unschedulable_plugins.add(status.plugin)
-            return None, status, d, None
-        return node_name, None, None, None
-
-    def _find_nodes_that_fit(
-        self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
-    ) -> tuple[np.ndarray, Diagnosis]:
-        table = self.cluster.table
-        n_all = table.num_nodes
-        diagnosis = Diagnosis(n_all)
-        pre_res, status, narrowing = fwk.run_pre_filter(state, pod, table)
-        if record is not None:
-            record.pre_filter_status = status
-            record.filter_plugins = fwk.filter_names
-        if status is not None:
-            if not status.is_rejected:
-                raise _CycleError(status)
-            diagnosis.absent_status = status
-            diagnosis.pre_filter_msg = status.message
-            if status.plugin:
-                (diagnosis.pending_plugins if status.code == Code.PENDING
-                 else diagnosis.unschedulable_plugins).add(status.plugin)
-            return np.zeros(0, dtype=np.int64), diagnosis
-        # nominated node fast path (set by an earlier preemption)
-        if pod.nominated_node_name:
-            slot = table.slot_of.get(pod.nominated_node_name)
-            if slot is not None and self.filter_one_node(fwk, state, pod, slot) is None:
-                return np.asarray([slot], dtype=np.int64), diagnosis
-        order = table.order()
-        identity = table.order_is_identity
-        if pre_res is not None and not pre_res.all_nodes:
-            assert pre_res.node_names is not None
-            wanted = [s for name in pre_res.node_names
-                      if (s := table.slot_of.get(name)) is not None]
-            position = np.empty(table.high, dtype=np.int64)
-            position[order] = np.arange(len(order))
-            cand = np.asarray(sorted(wanted, key=lambda s: position[s]), dtype=np.int64)
-            identity = False
-            diagnosis.absent_status = Status.unresolvable(
-                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
-            diagnosis.unschedulable_plugins.update(narrowing)
-        else:
-            cand = order
-        m = len(cand)
-        if (not fwk.has_filter_plugins and not fwk.has_score_plugins) or not fwk.has_score_plugins:
-            k = 1
-        else:
-            k = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, m)
-        if m == 0:
-            return np.zeros(0, dtype=np.int64), diagnosis
-        start = self.next_start_node_index % m
-        feasible_parts: list[np.ndarray] = []
-        failed_parts: list[tuple[np.ndarray, np.ndarray]] = []
-        found = 0
-        processed = 0
-        pos = 0
-        chunk = max(2 * k, 128)
-        nominated = self.queue.has_nominated_pods()
-        pass1 = NominatedRejections()  # statuses of nodes the nominated pass rejected
-        while pos < m and found < k:
-            end = min(pos + chunk, m)
-            a, b = start + pos, start + end
-            slots: np.ndarray | None
-            if identity and b <= m:
-                idx: Any = slice(a, b)
-                slots = None  # slots a..b-1: materialised only when needed
-            elif b <= m:
-                idx = slots = cand[a:b]
-            elif a >= m:
-                idx = slots = cand[a - m:b - m]
-            else:
-                idx = slots = np.concatenate((cand[a:], cand[:b - m]))
-            width = end - pos
-            if fwk.has_filter_plugins:
-                mask, first_fail = fwk.run_filter(state, pod, table, idx, width)
-            else:
-                mask, first_fail = None, None
-            if nominated:
-                if slots is None:
-                    slots = np.arange(a, b, dtype=np.int64)
-                mask, first_fail = self._apply_nominated(fwk, state, pod, slots, mask, first_fail,
-                                                         pass1)
-            need = k - found
-            if mask is None:  # every node passed: the first ``need`` of them are taken
-                cut = min(width, need)
-                found += cut
-                feasible_parts.append(np.arange(a, a + cut, dtype=np.int64) if slots is None
-                                      else slots[:cut].copy())
-            else:
-                passing = mask.nonzero()[0]
-                cut = width
-                if len(passing) >= need:
-                    passing = passing[:need]
-                    cut = int(passing[-1]) + 1
-                found += len(passing)
-                feasible_parts.append(passing + a if slots is None else slots[passing])
-            processed += cut
-            if first_fail is not None or record is not None:
-                if slots is None:
-                    slots = np.arange(a, b, dtype=np.int64)
-                if first_fail is not None:
-                    failed_parts.append((slots[:cut], first_fail[:cut]))
-                if record is not None:
-                    record.examined.append((slots[:cut], None if first_fail is None
-                                            else first_fail[:cut].copy()))
-            pos = end
-            chunk *= 2
-        self.next_start_node_index = (self.next_start_node_index + processed) % n_all
-        feasible = (feasible_parts[0] if len(feasible_parts) == 1
-                    else np.concatenate(feasible_parts))
-        if len(feasible) == 0 and failed_parts:
-            examined = np.concatenate([sl for sl, _ in failed_parts])
-            ff_all = np.concatenate([ff for _, ff in failed_parts])
-            bad = np.flatnonzero(ff_all >= 0)
-            slots_failed, ff_failed = examined[bad], ff_all[bad]
-            if pass1.statuses:  # nodes the nominated pass rejected keep that pass's status
-                status_index, statuses = pass1.explain_others(fwk, state, pod, table,
-                                                              slots_failed, ff_failed)
-            else:
-                status_index, statuses = fwk.explain_filter(state, pod, table, slots_failed,
-                                                            ff_failed)
-            diagnosis.slots = slots_failed
-            diagnosis.status_index = status_index
-            diagnosis.statuses = statuses
-            for s in statuses:
-                if s.plugin:
-                    (diagnosis.pending_plugins if s.code == Code.PENDING
-                     else diagnosis.unschedulable_plugins).add(s.plugin)
-        return feasible, diagnosis
-
-    def _prioritize_and_select(
-        self, fwk: Framework, state: CycleState, pod: Pod, feasible: np.ndarray,
-        record: CycleRecord | None,
-    ) -> int | Status:
-        table = self.cluster.table
-        n = len(feasible)
-        if not fwk.has_score_plugins:
-            total = np.ones(n, dtype=np.int64)
-        else:
-            idx = _as_run(table, feasible, n)
-            status = fwk.run_pre_score(state, pod, table, idx)
-            if status is not None:
-                return status
-            breakdown: list[ScoreBreakdown] | None = [] if record is not None else None
-            total, status = fwk.run_score(state, pod, table, idx, n, breakdown=breakdown)
-            if status is not None:
-                return status
-            if record is not None and breakdown is not None:
-                record.scores = breakdown
-        best = _MAX(total)  # total.max() without the method's Python-level wrapper
-        ties = (total == best).nonzero()[0]
-        pick = int(ties[0]) if len(ties) == 1 else int(ties[self.rng.integers(len(ties))])
-        chosen = int(feasible[pick])
-        if record is not None:
-            record.feasible = feasible
-            record.total = total
-            record.selected = chosen
-        return chosen
+    def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
+                     ) -> ScheduleResult:
+        """No node fits: PostFilter (preemption) may make room. The status is the FitError
+        text, with PostFilter's reasons; a PostFilter error is the status itself."""
+        fit_error = FitError(pod.key, diagnosis)
+        nomination = None
+        if fwk.post_filter_plugins:
+            nomination, pf_status = fwk.run_post_filter(state, pod, diagnosis)
+            if nomination is None:
+                # a nil PostFilterResult is kube's ModeNoop: the pod keeps its nomination
+                nomination = PostFilterResult(pod.nominated_node_name)
+            if pf_status.code == Code.ERROR:
+                return ScheduleResult(status=pf_status, diagnosis=diagnosis,
+                                      nominating_info=nomination)
+            if pf_status.reasons and not pf_status.is_success:
+                diagnosis.post_filter_msg = pf_status.message
+        status = Status(Code.UNSCHEDULABLE, (fit_error.message,))
+        return ScheduleResult(status=status, diagnosis=diagnosis, nominating_info=nomination)
 
     # ------------------------------------------------------------------ Permit waits
     def _process_waiting(self) -> None:
@@ -715,7 +525,6 @@ class Scheduler(NominatedPass):
                 if k in self.cluster.pods and not self.cluster.pods[k].node_name}
 
 
-
 _EVENTS: dict[tuple[str, int], ClusterEvent] = {}
 
 
@@ -726,27 +535,6 @@ def _cluster_event(kind: str, action: int) -> ClusterEvent:
     if ev is None:
         ev = _EVENTS[(kind, action)] = ClusterEvent(kind, action)
     return ev
-
-
-def _as_run(table: Any, feasible: np.ndarray, n: int) -> Any:
-    """``feasible`` as ``slice(first, first + n)`` when it is that run of slots, else itself:
-    plugins then read their columns as views instead of gathering them.
-
-    When the table's list order is the slot order, the search visits candidates in
-    ascending slot order, wrapping around at most once (to slots below the first one), so
-    the feasible slots are unique and ascending unless wrapped, and then the last is below
-    the first: ``last - first == n - 1`` means exactly the run."""
-    if n > 1 and table.order_is_identity:
-        first = int(feasible[0])
-        if int(feasible[-1]) - first == n - 1:
-            return slice(first, first + n)
-    return feasible
-
-
-class _CycleError(Exception):
-    def __init__(self, status: Status) -> None:
-        self.status = status
-        super().__init__(status.message)
 
 
 def _seconds(value: float) -> str:

@@ -1,5 +1,9 @@
-"""The diagnosis of a filter search that found no node: kube's Diagnosis.NodeToStatus, which
-findNodesThatPassFilters fills with each rejected node's status.
+"""The diagnosis of a filter search in which no node passed: kube's Diagnosis.NodeToStatus,
+which findNodesThatPassFilters fills with each rejected node's status, and the plugins that
+rejected the pod.
+
+The search keeps, per examined node, only the index of its first failing Filter plugin: the
+statuses are asked for (``Framework.explain_filter``) here, only when no node passed.
 """
 
 from __future__ import annotations
@@ -12,9 +16,32 @@ from scheduler_core.framework.interface import CycleState, Status
 
 if TYPE_CHECKING:
     from scheduler_core.api.pod import Pod
+    from scheduler_core.framework.diagnosis import Diagnosis
     from scheduler_core.framework.runtime import Framework
 
-__all__ = ["NominatedRejections"]
+__all__ = ["NominatedRejections", "diagnose"]
+
+
+def diagnose(fwk: Framework, state: CycleState, pod: Pod, table: Any, diagnosis: Diagnosis,
+             failed_parts: list[tuple[np.ndarray, np.ndarray]],
+             pass1: NominatedRejections | None) -> None:
+    """Fill ``diagnosis`` for a search in which no node passed: ``failed_parts`` are the
+    examined slots with, per slot, the index of its first failing Filter plugin (-1: passed);
+    a node the nominated pass rejected keeps that pass's status (``pass1``)."""
+    examined = np.concatenate([sl for sl, _ in failed_parts])
+    ff_all = np.concatenate([ff for _, ff in failed_parts])
+    bad = np.flatnonzero(ff_all >= 0)
+    slots_failed, ff_failed = examined[bad], ff_all[bad]
+    if pass1 is not None and pass1.statuses:
+        status_index, statuses = pass1.explain_others(fwk, state, pod, table, slots_failed,
+                                                      ff_failed)
+    else:
+        status_index, statuses = fwk.explain_filter(state, pod, table, slots_failed, ff_failed)
+    diagnosis.slots = slots_failed
+    diagnosis.status_index = status_index
+    diagnosis.statuses = statuses
+    for s in statuses:
+        diagnosis.add_plugin_status(s)
 
 
 class NominatedRejections:

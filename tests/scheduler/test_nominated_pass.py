@@ -85,7 +85,7 @@ def _find(sched: Scheduler, pod: Pod, *, batched: bool) -> Any:
         if not batched:
             mp.setattr(nominated_module, "node_local", lambda f, s: False)
         state = CycleState()
-        feasible, d = sched._find_nodes_that_fit(fwk, state, pod, None)
+        feasible, d, _evaluated, _error = sched._find_nodes_that_fit(fwk, state, pod, None)
         table = sched.cluster.table
         one = {table.node(s).name: _status(sched.filter_one_node(fwk, state, pod, s))
                for s in table.order().tolist()}
