@@ -14,7 +14,7 @@ from scheduler_core.framework.runtime import ScoreBreakdown
 __all__ = ["CycleRecord", "FeasibleNodes", "ScheduleResult"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # compared by identity: results are never compared
 class ScheduleResult:
     """What a scheduling cycle decided: kube's ScheduleResult, and the status upstream returns
     beside it.
