@@ -1,14 +1,12 @@
 """kube's schedulePod and what it calls, top-down as in upstream's schedule_one.go, mixed into
 the Scheduler::
 
-    schedule_pod                        schedulePod: no nodes; find the nodes that fit; score
-    ├── _find_nodes_that_fit            findNodesThatFitPod: PreFilter, the nominated node,
-    │   │                               the nodes PreFilter left
-    │   └── _find_nodes_that_pass_filters   findNodesThatPassFilters: Filter (and the
-    │       │                           nominated pass) until enough nodes fit
-    │       └── diagnose                the examined nodes' statuses, when none fits
-    ├── _prioritize_nodes               prioritizeNodes: PreScore, Score
-    └── _select_host                    selectHost
+    schedule_pod                          schedulePod: no nodes / find / score / select
+    ├── _find_nodes_that_fit              findNodesThatFitPod: PreFilter, the nominated node
+    │   └── _find_nodes_that_pass_filters findNodesThatPassFilters: Filter, nominated pass
+    │       └── diagnose                  NodeToStatus, only when no node passed
+    ├── _prioritize_nodes                 prioritizeNodes: PreScore, Score
+    └── _select_host                      selectHost
 
 The Scheduler's ``_scheduling_cycle`` (schedulingCycle) calls ``schedule_pod``, then PostFilter
 when no node fits, or Reserve and Permit on the chosen node.
