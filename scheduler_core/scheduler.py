@@ -1,19 +1,22 @@
 """The scheduling loop: pop → profile → cycle → assume → reserve → permit → bind.
 
-``schedule_one`` runs one scheduling attempt. The binding cycle runs synchronously right after
-the scheduling cycle (upstream runs it in a goroutine; with an in-memory API the order of
-events is the same as upstream's fast path). Failures follow ``handleSchedulingFailure``.
+``schedule_one`` runs one scheduling attempt (kube's ScheduleOne): ``_scheduling_cycle``
+(schedulingCycle) asks ``schedule_pod`` (``cycle.schedule_pod``: filter, score, select) where
+the pod goes, runs PostFilter when no node fits, else assumes the pod there and runs Reserve
+and Permit; then the binding cycle. The binding cycle runs synchronously right after the
+scheduling cycle (upstream runs it in a goroutine; with an in-memory API the order of events is
+the same as upstream's fast path). Failures follow ``handleSchedulingFailure``.
+
+The Scheduler also keeps the informer side (cluster events into the queue), the pods Permit
+holds (``PodAtPermit``) and the ``Handle`` its plugins get (``_Handle``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from contextlib import suppress
-from dataclasses import dataclass, field
-from itertools import chain
-from operator import attrgetter
+from dataclasses import dataclass
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,13 +24,16 @@ from scheduler_core.api.node import Node
 from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.events import ADDED, DELETED, MODIFIED, EventType, WatchEvent
 from scheduler_core.cluster.store import Cluster
+from scheduler_core.cycle.result import CycleRecord, ScheduleResult
+from scheduler_core.cycle.schedule_pod import SchedulePod
 from scheduler_core.errors import UnknownSchedulerError
-from scheduler_core.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
+from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.interface import (
     ActionType,
     ClusterEvent,
     Code,
     CycleState,
+    Handle,
     PostFilterResult,
     Status,
 )
@@ -38,35 +44,19 @@ from scheduler_core.framework.metrics import (
     MetricsRecorder,
     NoopRecorder,
 )
-from scheduler_core.framework.runtime import Framework, ScoreBreakdown
+from scheduler_core.framework.runtime import Framework
 from scheduler_core.nodetable.accounting import Placement
-from scheduler_core.plugins.node_local import node_local
 from scheduler_core.queue.clock import Clock, FakeClock
 from scheduler_core.queue.scheduling_queue import PriorityQueue
 
-__all__ = ["IgnoredPod", "Scheduler", "num_feasible_nodes_to_find"]
+if TYPE_CHECKING:
+    from scheduler_core.api.objects import Service
+    from scheduler_core.nodetable.table import NodeTable
 
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-_FEW_SLOTS = 8  # a nominated pass over at most this many nodes looks up just their pods
-_MAX = np.maximum.reduce
-_PRIORITY = attrgetter("priority")
-_NODE_NAME = attrgetter("node_name")
-_UID = attrgetter("uid")
-_NO_PLACEMENT = Placement([], np.zeros(0, dtype=np.int64), 0)  # no nominated pods to add
+__all__ = ["CycleRecord", "IgnoredPod", "PodAtPermit", "Scheduler"]
 
-
-def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
-    """How many feasible nodes the filter search stops at (spec §2.4)."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    pct = percentage or 0
-    if pct == 0:
-        pct = 50 - num_all_nodes // 125
-        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
-            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
-    k = num_all_nodes * pct // 100
-    return max(k, MIN_FEASIBLE_NODES_TO_FIND)
+_WAIT = Code.WAIT
+_AT_PERMIT = Status(Code.WAIT, ("waiting at Permit",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,25 +68,9 @@ class IgnoredPod:
     scheduler_name: str
 
 
-@dataclass
-class CycleRecord:
-    """What one attempt evaluated, for decision records (kept only when ``record_cycles``)."""
-
-    pod: Pod
-    attempt: int
-    profile: str
-    pre_filter_status: Status | None = None
-    filter_plugins: list[str] = field(default_factory=list)
-    examined: list[tuple[np.ndarray, np.ndarray | None]] = field(default_factory=list)
-    feasible: np.ndarray | None = None
-    scores: list[ScoreBreakdown] = field(default_factory=list)
-    total: np.ndarray | None = None
-    selected: int | None = None
-    status: Status | None = None
-
-
-class WaitingPod:
-    """A pod held at Permit until every waiting plugin allows it, one rejects, or time runs out."""
+class PodAtPermit:
+    """A pod held at Permit until every waiting plugin allows it, one rejects, or time runs
+    out (what plugins see of it: ``framework.interface.WaitingPod``)."""
 
     def __init__(self, pod: Pod, fwk: Framework, state: CycleState, node: str, qpi: Any,
                  deadlines: dict[str, float], timeouts: dict[str, float]) -> None:
@@ -122,58 +96,49 @@ class WaitingPod:
 
 
 class _Handle:
-    """The framework handle plugins receive: read access to cluster state, plus bind."""
+    """The framework handle plugins receive (``framework.interface.Handle``): read access to
+    cluster state, the nominator, Permit's waiting pods, bind, and filtering as the scheduling
+    cycle does."""
 
     def __init__(self, scheduler: Scheduler) -> None:
         self._s = scheduler
 
     @property
-    def table(self) -> Any:
+    def table(self) -> NodeTable:
         return self._s.cluster.table
 
     @property
     def cluster(self) -> Cluster:
         return self._s.cluster
 
+    def namespace_labels(self, namespace: str) -> dict[str, str]:
+        return self._s.cluster.namespace_labels(namespace)
+
+    def list_services(self, namespace: str) -> list[Service]:
+        return self._s.cluster.list_services(namespace)
+
     @property
     def rng(self) -> np.random.Generator:
         return self._s.rng
 
     @property
-    def queue(self) -> PriorityQueue:
-        return self._s.queue
-
-    def namespace_labels(self, namespace: str) -> dict[str, str]:
-        return self._s.cluster.namespace_labels(namespace)
-
-    def list_services(self, namespace: str) -> list[Any]:
-        return self._s.cluster.list_services(namespace)
-
-    def list_pdbs(self) -> list[Any]:
-        return self._s.cluster.list_pdbs()
-
-    def bind(self, pod: Pod, node_name: str) -> None:
-        self._s.cluster.bind(pod, node_name)
-
-    def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
-        return self._s.queue.nominated_pods_for_node(node_name)
+    def clock(self) -> Clock:
+        return self._s.clock
 
     def framework_for(self, pod: Pod) -> Framework | None:
         return self._s.profiles.get(pod.scheduler_name)
 
-    @property
-    def clock(self) -> Clock:
-        return self._s.clock
+    def bind(self, pod: Pod, node_name: str) -> None:
+        self._s.cluster.bind(pod, node_name)
 
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+    def get_waiting_pod(self, uid: str) -> PodAtPermit | None:
         return self._s.waiting.get(uid)
 
-    def waiting_pods(self) -> list[WaitingPod]:
-        return list(self._s.waiting.values())
+    def nominated_pods_for_node(self, node_name: str) -> list[Pod]:
+        return self._s.queue.nominated_pods_for_node(node_name)
 
-    def run_filter_with_nominated(self, framework: Framework, state: CycleState, pod: Pod,
-                                  slot: int) -> Status | None:
-        return self._s.filter_one_node(framework, state, pod, slot)
+    def delete_nominated_pod(self, pod: Pod) -> None:
+        self._s.queue.delete_nominated_pod(pod)
 
     def nominated_placement(self, pod: Pod) -> Placement:
         """The pods the nominated pass adds while ``pod`` is scheduled, per slot: nominated
@@ -181,8 +146,12 @@ class _Handle:
         cycle scheduling ``pod``)."""
         return self._s.nominated_placement(pod)
 
+    def run_filter_with_nominated(self, framework: Framework, state: CycleState, pod: Pod,
+                                  slot: int) -> Status | None:
+        return self._s.filter_one_node(framework, state, pod, slot)
 
-class Scheduler:
+
+class Scheduler(SchedulePod):
     """One scheduling loop over one cluster, with one framework per profile (schedulerName)."""
 
     def __init__(
@@ -204,7 +173,7 @@ class Scheduler:
         self.clock: Clock = clock or FakeClock()
         self.rng = np.random.default_rng(seed)
         self.recorder: MetricsRecorder = recorder or NoopRecorder()
-        self.handle = _Handle(self)
+        self.handle: Handle = _Handle(self)
         self.profiles: dict[str, Framework] = dict(
             profiles(self.handle) if callable(profiles) else profiles)
         if not self.profiles:
@@ -233,7 +202,7 @@ class Scheduler:
         self.attempts_total = 0
         self.record_cycles = record_cycles
         self.cycles: list[CycleRecord] = []
-        self.waiting: dict[str, WaitingPod] = {}
+        self.waiting: dict[str, PodAtPermit] = {}
         self._plugin_sample_tick = 99  # the first cycle is sampled
         self._error_retry_generation = -1
         self._cycle_pod: Pod | None = None  # the pod of the scheduling cycle under way
@@ -327,15 +296,14 @@ class Scheduler:
         t0 = perf_counter() if rec else 0.0
         state = CycleState(record_plugin_metrics=rec and self._sample_plugins())
         record = CycleRecord(pod, qpi.attempts, fwk.profile_name) if self.record_cycles else None
-        result, status, diagnosis, nomination = self._scheduling_cycle(fwk, state, pod, record)
-        if isinstance(result, WaitingPod):
-            result.qpi = qpi
-            self.waiting[pod.uid] = result
+        result = self._scheduling_cycle(fwk, state, qpi, record)
+        status = result.status
+        if status is None:
+            status = self._binding_cycle(fwk, state, pod, result.suggested_host)
+        elif status.code == _WAIT:  # Permit holds the pod: its binding cycle runs once allowed
             if record is not None:
                 self.cycles.append(record)
             return True
-        if result is not None:
-            status = self._binding_cycle(fwk, state, pod, result)
         if record is not None:
             record.status = status
             self.cycles.append(record)
@@ -351,7 +319,7 @@ class Scheduler:
         if rec:
             result_label = RESULT_UNSCHEDULABLE if status.is_rejected else RESULT_ERROR
             self.recorder.attempt(result_label, fwk.profile_name, perf_counter() - t0)
-        self._handle_failure(fwk, qpi, status, diagnosis, nomination)
+        self._handle_failure(fwk, qpi, status, result.diagnosis, result.nominating_info)
         return True
 
     def _sample_plugins(self) -> bool:
@@ -394,364 +362,63 @@ class Scheduler:
         return attempts
 
     # ------------------------------------------------------------------ scheduling cycle
-    def _scheduling_cycle(
-        self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
-    ) -> tuple[str | WaitingPod | None, Status | None, Diagnosis | None,
-               PostFilterResult | None]:
+    def _scheduling_cycle(self, fwk: Framework, state: CycleState, qpi: Any,
+                          record: CycleRecord | None) -> ScheduleResult:
+        """kube's schedulingCycle: schedulePod (``cycle.schedule_pod``); when no node fits,
+        PostFilter; else assume the pod on the chosen node, Reserve and Permit. A rejection
+        or error there undoes them (the rejecting plugin is the diagnosis); a Permit wait parks
+        the pod in ``waiting`` and the result's status is Wait."""
+        pod: Pod = qpi.pod
         # nominated_placement(pod) is memoised for this cycle (any cluster event drops it)
         self._cycle_pod, self._nominated_memo = pod, None
         try:
-            return self._run_cycle(fwk, state, pod, record)
+            result = self.schedule_pod(fwk, state, pod, record)
+            node_name = result.suggested_host
+            if not node_name:
+                if result.status is None and result.diagnosis is not None:  # no node fits
+                    return self._post_filter(fwk, state, pod, result.diagnosis)
+                return result
+            # assume, Reserve, Permit
+            self.cluster.assume(pod, node_name)
+            status = fwk.run_reserve(state, pod, node_name)
+            if status is None:
+                status, waits = fwk.run_permit(state, pod, node_name)
+                if status is None and waits:  # held: the binding cycle runs once allowed
+                    now = self.clock.now()
+                    deadlines = {name: now + t for name, t in waits.items()}
+                    self.waiting[pod.uid] = PodAtPermit(pod, fwk, state, node_name, qpi,
+                                                        deadlines, waits)
+                    result.status = _AT_PERMIT
+                    return result
+            if status is not None:
+                fwk.run_unreserve(state, pod, node_name)
+                self.cluster.forget(pod)
+                d = Diagnosis(1)
+                if status.is_rejected and status.plugin:
+                    d.unschedulable_plugins.add(status.plugin)
+                return ScheduleResult(status=status, diagnosis=d)
+            return result
         finally:
             self._cycle_pod = self._nominated_memo = None
 
-    def _run_cycle(
-        self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
-    ) -> tuple[str | WaitingPod | None, Status | None, Diagnosis | None,
-               PostFilterResult | None]:
-        table = self.cluster.table
-        n_all = table.num_nodes
-        if n_all == 0:
-            return None, Status.unresolvable(NO_NODES_AVAILABLE), Diagnosis(0), None
-        try:
-            feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, record)
-        except _CycleError as exc:
-            return None, exc.status, None, None
-        if len(feasible) == 0:
-            fit_error = FitError(pod.key, diagnosis)
-            nomination = None
-            if fwk.post_filter_plugins:
-                nomination, pf_status = fwk.run_post_filter(state, pod, diagnosis)
-                if nomination is None:
-                    # a nil PostFilterResult is kube's ModeNoop: the pod keeps its nomination
-                    nomination = PostFilterResult(pod.nominated_node_name)
-                if pf_status.code == Code.ERROR:
-                    return None, pf_status, diagnosis, nomination
-                if pf_status.reasons and not pf_status.is_success:
-                    diagnosis.post_filter_msg = pf_status.message
-            status = Status(Code.UNSCHEDULABLE, (fit_error.message,))
-            return None, status, diagnosis, nomination
-        if len(feasible) == 1:
-            chosen = int(feasible[0])
-            if record is not None:
-                record.feasible = feasible
-                record.selected = chosen
-        else:
-            chosen_or_status = self._prioritize_and_select(fwk, state, pod, feasible, record)
-            if isinstance(chosen_or_status, Status):
-                return None, chosen_or_status, None, None
-            chosen = chosen_or_status
-        node_name = table.node(chosen).name
-        # assume, Reserve, Permit
-        self.cluster.assume(pod, node_name)
-        status = fwk.run_reserve(state, pod, node_name)
-        if status is None:
-            status, waits = fwk.run_permit(state, pod, node_name)
-            if status is None and waits:
-                now = self.clock.now()
-                deadlines = {name: now + t for name, t in waits.items()}
-                return WaitingPod(pod, fwk, state, node_name, None, deadlines, waits), \
-                    None, None, None
-        if status is not None:
-            fwk.run_unreserve(state, pod, node_name)
-            self.cluster.forget(pod)
-            d = Diagnosis(1)
-            if status.is_rejected and status.plugin:
-                d.unschedulable_plugins.add(status.plugin)
-            return None, status, d, None
-        return node_name, None, None, None
-
-    def _find_nodes_that_fit(
-        self, fwk: Framework, state: CycleState, pod: Pod, record: CycleRecord | None
-    ) -> tuple[np.ndarray, Diagnosis]:
-        table = self.cluster.table
-        n_all = table.num_nodes
-        diagnosis = Diagnosis(n_all)
-        pre_res, status, narrowing = fwk.run_pre_filter(state, pod, table)
-        if record is not None:
-            record.pre_filter_status = status
-            record.filter_plugins = fwk.filter_names
-        if status is not None:
-            if not status.is_rejected:
-                raise _CycleError(status)
-            diagnosis.absent_status = status
-            diagnosis.pre_filter_msg = status.message
-            if status.plugin:
-                (diagnosis.pending_plugins if status.code == Code.PENDING
-                 else diagnosis.unschedulable_plugins).add(status.plugin)
-            return np.zeros(0, dtype=np.int64), diagnosis
-        # nominated node fast path (set by an earlier preemption)
-        if pod.nominated_node_name:
-            slot = table.slot_of.get(pod.nominated_node_name)
-            if slot is not None and self.filter_one_node(fwk, state, pod, slot) is None:
-                return np.asarray([slot], dtype=np.int64), diagnosis
-        order = table.order()
-        identity = table.order_is_identity
-        if pre_res is not None and not pre_res.all_nodes:
-            assert pre_res.node_names is not None
-            wanted = [s for name in pre_res.node_names
-                      if (s := table.slot_of.get(name)) is not None]
-            position = np.empty(table.high, dtype=np.int64)
-            position[order] = np.arange(len(order))
-            cand = np.asarray(sorted(wanted, key=lambda s: position[s]), dtype=np.int64)
-            identity = False
-            diagnosis.absent_status = Status.unresolvable(
-                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
-            diagnosis.unschedulable_plugins.update(narrowing)
-        else:
-            cand = order
-        m = len(cand)
-        if (not fwk.has_filter_plugins and not fwk.has_score_plugins) or not fwk.has_score_plugins:
-            k = 1
-        else:
-            k = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, m)
-        if m == 0:
-            return np.zeros(0, dtype=np.int64), diagnosis
-        start = self.next_start_node_index % m
-        feasible_parts: list[np.ndarray] = []
-        failed_parts: list[tuple[np.ndarray, np.ndarray]] = []
-        found = 0
-        processed = 0
-        pos = 0
-        chunk = max(2 * k, 128)
-        nominated = self.queue.has_nominated_pods()
-        pass1 = _Pass1()  # statuses of nodes the nominated pass rejected
-        while pos < m and found < k:
-            end = min(pos + chunk, m)
-            a, b = start + pos, start + end
-            slots: np.ndarray | None
-            if identity and b <= m:
-                idx: Any = slice(a, b)
-                slots = None  # slots a..b-1: materialised only when needed
-            elif b <= m:
-                idx = slots = cand[a:b]
-            elif a >= m:
-                idx = slots = cand[a - m:b - m]
-            else:
-                idx = slots = np.concatenate((cand[a:], cand[:b - m]))
-            width = end - pos
-            if fwk.has_filter_plugins:
-                mask, first_fail = fwk.run_filter(state, pod, table, idx, width)
-            else:
-                mask, first_fail = None, None
-            if nominated:
-                if slots is None:
-                    slots = np.arange(a, b, dtype=np.int64)
-                mask, first_fail = self._apply_nominated(fwk, state, pod, slots, mask, first_fail,
-                                                         pass1)
-            need = k - found
-            if mask is None:  # every node passed: the first ``need`` of them are taken
-                cut = min(width, need)
-                found += cut
-                feasible_parts.append(np.arange(a, a + cut, dtype=np.int64) if slots is None
-                                      else slots[:cut].copy())
-            else:
-                passing = mask.nonzero()[0]
-                cut = width
-                if len(passing) >= need:
-                    passing = passing[:need]
-                    cut = int(passing[-1]) + 1
-                found += len(passing)
-                feasible_parts.append(passing + a if slots is None else slots[passing])
-            processed += cut
-            if first_fail is not None or record is not None:
-                if slots is None:
-                    slots = np.arange(a, b, dtype=np.int64)
-                if first_fail is not None:
-                    failed_parts.append((slots[:cut], first_fail[:cut]))
-                if record is not None:
-                    record.examined.append((slots[:cut], None if first_fail is None
-                                            else first_fail[:cut].copy()))
-            pos = end
-            chunk *= 2
-        self.next_start_node_index = (self.next_start_node_index + processed) % n_all
-        feasible = (feasible_parts[0] if len(feasible_parts) == 1
-                    else np.concatenate(feasible_parts))
-        if len(feasible) == 0 and failed_parts:
-            examined = np.concatenate([sl for sl, _ in failed_parts])
-            ff_all = np.concatenate([ff for _, ff in failed_parts])
-            bad = np.flatnonzero(ff_all >= 0)
-            slots_failed, ff_failed = examined[bad], ff_all[bad]
-            if pass1.statuses:  # nodes the nominated pass rejected keep that pass's status
-                status_index, statuses = pass1.explain_others(fwk, state, pod, table,
-                                                              slots_failed, ff_failed)
-            else:
-                status_index, statuses = fwk.explain_filter(state, pod, table, slots_failed,
-                                                            ff_failed)
-            diagnosis.slots = slots_failed
-            diagnosis.status_index = status_index
-            diagnosis.statuses = statuses
-            for s in statuses:
-                if s.plugin:
-                    (diagnosis.pending_plugins if s.code == Code.PENDING
-                     else diagnosis.unschedulable_plugins).add(s.plugin)
-        return feasible, diagnosis
-
-    def _apply_nominated(
-        self, fwk: Framework, state: CycleState, pod: Pod, slots: np.ndarray,
-        mask: np.ndarray | None, first_fail: np.ndarray | None, pass1: _Pass1,
-    ) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """Pass 1 of RunFilterPluginsWithNominatedPods for the nodes among ``slots`` that
-        passed the plain filter and hold nominated pods of equal or higher priority; such a
-        node passes only if both passes pass. The statuses of the nodes pass 1 rejects go into
-        ``pass1`` for the diagnosis."""
-        on = np.arange(len(slots)) if mask is None else np.flatnonzero(mask)
-        if not len(on):
-            return mask, first_fail
-        bad, ff, which, statuses = self._nominated_pass(fwk, state, pod, slots[on])
-        if not len(bad):
-            return mask, first_fail
-        if mask is None:
-            mask = np.ones(len(slots), dtype=bool)
-            first_fail = np.full(len(slots), -1, dtype=np.int16)
-        assert first_fail is not None
-        at = on[bad]
-        mask[at] = False
-        first_fail[at] = ff
-        pass1.record(self.cluster.table, slots[at], which, statuses)
-        return mask, first_fail
-
-    def nominated_placement(self, pod: Pod, slots: np.ndarray | None = None) -> Placement:
-        """The pods the nominated pass adds while ``pod`` is scheduled, per slot: nominated
-        there, of priority >= the pod's, not the pod itself, not bound. Memoised for the
-        cycle scheduling ``pod``; a few ``slots`` only (when not memoised yet) are looked up
-        on their own."""
-        memo = self._nominated_memo
-        if memo is not None and memo[0] is pod:
-            return memo[1]
-        table = self.cluster.table
-        few = slots is not None and len(slots) <= _FEW_SLOTS
-        if few:
-            assert slots is not None
-            on = slots.tolist()
-            names = [table.node(s).name for s in on]
-        else:
-            slot_of = table.slot_of
-            names = [n for n in self.queue.nominated_node_names() if n in slot_of]
-            on = list(map(slot_of.__getitem__, names))
-        lists = list(map(self.queue.nominated_pods_for_node, names))
-        found = list(chain.from_iterable(lists))
-        where = np.repeat(np.asarray(on, dtype=np.int64), list(map(len, lists)))
-        n = len(found)
-        keep = np.fromiter(map(_PRIORITY, found), dtype=np.int64, count=n) >= pod.priority
-        keep &= ~np.fromiter(map(bool, map(_NODE_NAME, found)), dtype=bool, count=n)
-        with suppress(ValueError):  # the pod itself, if nominated (at most once)
-            keep[list(map(_UID, found)).index(pod.uid)] = False
-        if not keep.any():
-            placement = _NO_PLACEMENT
-        else:
-            pods = found if keep.all() else [found[i] for i in np.flatnonzero(keep).tolist()]
-            placement = Placement(pods, where[keep], table.capacity)
-        if not few and pod is self._cycle_pod:
-            self._nominated_memo = (pod, placement)
-        return placement
-
-    def _nominated_pass(self, fwk: Framework, state: CycleState, pod: Pod, slots: np.ndarray
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Status]]:
-        """Pass 1 of RunFilterPluginsWithNominatedPods on each of ``slots`` (nodes without
-        such nominated pods pass it). Returns the positions in ``slots`` it rejects, for each
-        the index of the rejecting filter plugin and of its status in the returned list.
-
-        When the active filters are node-local (``plugins.node_local``), every node's
-        nominated pods are added at once, as loads on the accounting columns, and one filter
-        call checks them all; otherwise one node at a time with a cloned CycleState and the
-        PreFilter AddPod extensions, as upstream."""
-        placement = self.nominated_placement(pod, slots)
-        on = placement.on(slots)
-        none = np.zeros(0, dtype=np.int64)
-        if not len(on):
-            return none, none, none, []
-        idx = slots[on]
-        table = self.cluster.table
-        if node_local(fwk, state):
-            with placement.placed(table, idx):
-                mask, first_fail = fwk.run_filter(state, pod, table, idx, len(idx))
-                if mask is None or mask.all():
-                    return none, none, none, []
-                assert first_fail is not None
-                bad = np.flatnonzero(~mask)
-                which, statuses = fwk.explain_filter(state, pod, table, idx[bad],
-                                                     first_fail[bad])
-            return on[bad], first_fail[bad], which, statuses
-        names = fwk.filter_names
-        rejected: list[int] = []
-        plugins: list[int] = []
-        found: list[Status] = []
-        for j, s in zip(on.tolist(), idx.tolist(), strict=True):
-            status = self._filter_with_others(fwk, state, pod, s, placement.pods_on(s))
-            if status is not None:
-                rejected.append(j)
-                plugins.append(names.index(status.plugin) if status.plugin in names else 0)
-                found.append(status)
-        n = len(found)
-        return (np.asarray(rejected, dtype=np.int64), np.asarray(plugins, dtype=np.int64),
-                np.arange(n, dtype=np.int64), found)
-
-    def _filter_with_others(self, fwk: Framework, state: CycleState, pod: Pod, slot: int,
-                            others: list[Pod]) -> Status | None:
-        """Pass 1 on one node: ``others`` added to the table and, through the PreFilter
-        AddPod extensions, to a clone of ``state``."""
-        table = self.cluster.table
-        state2 = state.clone()
-        added = []
-        try:
-            for other in others:
-                table.add_pod(other, slot)
-                added.append(other)
-                fwk.run_add_pod_extensions(state2, pod, other, slot)
-            return self._filter_slot(fwk, state2, pod, slot)
-        finally:
-            for other in added:
-                table.remove_pod(other, slot)
-
-    def _filter_slot(self, fwk: Framework, state: CycleState, pod: Pod, slot: int
-                     ) -> Status | None:
-        table = self.cluster.table
-        idx = np.asarray([slot], dtype=np.int64)
-        mask, first_fail = fwk.run_filter(state, pod, table, idx, 1)
-        if mask is None or mask[0]:
-            return None
-        assert first_fail is not None
-        rid, statuses = fwk.explain_filter(state, pod, table, idx, first_fail)
-        return statuses[int(rid[0])]
-
-    def filter_one_node(self, fwk: Framework, state: CycleState, pod: Pod, slot: int
-                        ) -> Status | None:
-        """Both passes of RunFilterPluginsWithNominatedPods on one node (None = fits)."""
-        bad, _, which, statuses = self._nominated_pass(fwk, state, pod,
-                                                       np.asarray([slot], dtype=np.int64))
-        if len(bad):
-            return statuses[int(which[0])]
-        return self._filter_slot(fwk, state, pod, slot)
-
-    def _prioritize_and_select(
-        self, fwk: Framework, state: CycleState, pod: Pod, feasible: np.ndarray,
-        record: CycleRecord | None,
-    ) -> int | Status:
-        table = self.cluster.table
-        n = len(feasible)
-        if not fwk.has_score_plugins:
-            total = np.ones(n, dtype=np.int64)
-        else:
-            idx = _as_run(table, feasible, n)
-            status = fwk.run_pre_score(state, pod, table, idx)
-            if status is not None:
-                return status
-            breakdown: list[ScoreBreakdown] | None = [] if record is not None else None
-            total, status = fwk.run_score(state, pod, table, idx, n, breakdown=breakdown)
-            if status is not None:
-                return status
-            if record is not None and breakdown is not None:
-                record.scores = breakdown
-        best = _MAX(total)  # total.max() without the method's Python-level wrapper
-        ties = (total == best).nonzero()[0]
-        pick = int(ties[0]) if len(ties) == 1 else int(ties[self.rng.integers(len(ties))])
-        chosen = int(feasible[pick])
-        if record is not None:
-            record.feasible = feasible
-            record.total = total
-            record.selected = chosen
-        return chosen
+    def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
+                     ) -> ScheduleResult:
+        """No node fits: PostFilter (preemption) may make room. The status is the FitError
+        text, with PostFilter's reasons; a PostFilter error is the status itself."""
+        fit_error = FitError(pod.key, diagnosis)
+        nomination = None
+        if fwk.post_filter_plugins:
+            nomination, pf_status = fwk.run_post_filter(state, pod, diagnosis)
+            if nomination is None:
+                # a nil PostFilterResult is kube's ModeNoop: the pod keeps its nomination
+                nomination = PostFilterResult(pod.nominated_node_name)
+            if pf_status.code == Code.ERROR:
+                return ScheduleResult(status=pf_status, diagnosis=diagnosis,
+                                      nominating_info=nomination)
+            if pf_status.reasons and not pf_status.is_success:
+                diagnosis.post_filter_msg = pf_status.message
+        status = Status(Code.UNSCHEDULABLE, (fit_error.message,))
+        return ScheduleResult(status=status, diagnosis=diagnosis, nominating_info=nomination)
 
     # ------------------------------------------------------------------ Permit waits
     def _process_waiting(self) -> None:
@@ -858,49 +525,6 @@ class Scheduler:
                 if k in self.cluster.pods and not self.cluster.pods[k].node_name}
 
 
-class _Pass1:
-    """Statuses of the nodes the nominated pass rejected: per slot an index into
-    ``statuses`` (-1: none), for the diagnosis."""
-
-    def __init__(self) -> None:
-        self.index: np.ndarray | None = None
-        self.statuses: list[Status] = []
-
-    def record(self, table: Any, slots: np.ndarray, which: np.ndarray,
-               statuses: list[Status]) -> None:
-        if self.index is None:
-            self.index = np.full(table.high, -1, dtype=np.int64)
-        self.index[slots] = which + len(self.statuses)
-        self.statuses.extend(statuses)
-
-    def explain_others(self, fwk: Framework, state: CycleState, pod: Pod, table: Any,
-                       slots: np.ndarray, first_fail: np.ndarray
-                       ) -> tuple[np.ndarray, list[Status]]:
-        """``explain_filter`` over the rejected ``slots``, except that a node this pass
-        rejected gets its status from here (each distinct status listed once)."""
-        assert self.index is not None
-        mine = self.index[slots]
-        others = np.flatnonzero(mine < 0)
-        status_index = np.empty(len(slots), dtype=np.int64)
-        statuses: list[Status] = []
-        if len(others):
-            sub, statuses = fwk.explain_filter(state, pod, table, slots[others],
-                                               first_fail[others])
-            status_index[others] = sub
-        hit = np.flatnonzero(mine >= 0)
-        if len(hit):
-            known = {st: i for i, st in enumerate(statuses)}
-            remap = np.empty(len(self.statuses), dtype=np.int64)
-            for k, st in enumerate(self.statuses):
-                i = known.get(st)
-                if i is None:
-                    i = known[st] = len(statuses)
-                    statuses.append(st)
-                remap[k] = i
-            status_index[hit] = remap[mine[hit]]
-        return status_index, statuses
-
-
 _EVENTS: dict[tuple[str, int], ClusterEvent] = {}
 
 
@@ -911,27 +535,6 @@ def _cluster_event(kind: str, action: int) -> ClusterEvent:
     if ev is None:
         ev = _EVENTS[(kind, action)] = ClusterEvent(kind, action)
     return ev
-
-
-def _as_run(table: Any, feasible: np.ndarray, n: int) -> Any:
-    """``feasible`` as ``slice(first, first + n)`` when it is that run of slots, else itself:
-    plugins then read their columns as views instead of gathering them.
-
-    When the table's list order is the slot order, the search visits candidates in
-    ascending slot order, wrapping around at most once (to slots below the first one), so
-    the feasible slots are unique and ascending unless wrapped, and then the last is below
-    the first: ``last - first == n - 1`` means exactly the run."""
-    if n > 1 and table.order_is_identity:
-        first = int(feasible[0])
-        if int(feasible[-1]) - first == n - 1:
-            return slice(first, first + n)
-    return feasible
-
-
-class _CycleError(Exception):
-    def __init__(self, status: Status) -> None:
-        self.status = status
-        super().__init__(status.message)
 
 
 def _seconds(value: float) -> str:

@@ -23,9 +23,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "bench/cli/compare.py::compare": (
         161, "three forms (refs, configs, recorded results) in one body; issue 13 makes it a "
              "thin CLI over an orchestration module, one function per form"),
-    "scheduler_core/scheduler.py::Scheduler._find_nodes_that_fit": (
-        122, "findNodesThatFitPod, findNodesThatPassFilters and the diagnosis in one; issue 13 "
-             "splits it as schedule_one.go does"),
     "workloads/generator.py::_Scenario._pod": (
         104, "builds a pod spec field by field; part of the _Scenario monolith issue 13 "
              "splits"),

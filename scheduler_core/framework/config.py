@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from scheduler_core.errors import ConfigError
+from scheduler_core.framework.interface import Handle
 from scheduler_core.framework.runtime import EXTENSION_POINTS, Framework, implements
 
 __all__ = [
@@ -303,7 +304,7 @@ def _import_plugin(name: str, target: str, source: str | None) -> Any:
     return cls
 
 
-def build_frameworks(cfg: SchedulerConfig, handle: Any) -> dict[str, Framework]:
+def build_frameworks(cfg: SchedulerConfig, handle: Handle | None) -> dict[str, Framework]:
     """Instantiate every profile's plugins and return schedulerName -> Framework."""
     from scheduler_core.framework.adapter import PerNodeAdapter
     from scheduler_core.plugins.registry import IN_TREE
@@ -330,7 +331,7 @@ def build_frameworks(cfg: SchedulerConfig, handle: Any) -> dict[str, Framework]:
 
 
 def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str, Any],
-                   handle: Any, adapter: Any) -> Framework:
+                   handle: Handle | None, adapter: Any) -> Framework:
     def err(field_: str, problem: str) -> ConfigError:
         return ConfigError(problem, field=field_, source=cfg.source)
 

@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scheduler_core.framework.interface import Status
+from scheduler_core.framework.interface import Code, Status
 
 __all__ = ["NO_NODES_AVAILABLE", "Diagnosis", "FitError"]
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+_PENDING = Code.PENDING
 # the default for slots / status_index, shared (read-only; a Diagnosis is made every cycle)
 _EMPTY = np.zeros(0, dtype=np.int64)
 _EMPTY.flags.writeable = False
@@ -35,6 +36,13 @@ class Diagnosis:
     post_filter_msg: str = ""
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)
+
+    def add_plugin_status(self, status: Status) -> None:
+        """Note the plugin that gave a rejecting ``status`` (kube's AddPluginStatus): in
+        ``pending_plugins`` when Pending, else in ``unschedulable_plugins``."""
+        if status.plugin:
+            (self.pending_plugins if status.code == _PENDING
+             else self.unschedulable_plugins).add(status.plugin)
 
     def codes(self) -> np.ndarray:
         """Per examined slot, its status code (int8)."""

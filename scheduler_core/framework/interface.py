@@ -1,5 +1,6 @@
-"""The plugin contract: status codes, Status, CycleState and one small protocol per extension
-point. Plugins depend on this module only (and on the node table they read).
+"""The plugin contract: status codes, Status, CycleState, the ``Handle`` a plugin is constructed
+with and one small protocol per extension point. Plugins depend on this module only (and on the
+node table they read).
 
 Vectorised contract
 -------------------
@@ -20,8 +21,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 if TYPE_CHECKING:
+    from scheduler_core.api.objects import Service
     from scheduler_core.api.pod import Pod
+    from scheduler_core.cluster.store import Cluster
+    from scheduler_core.framework.runtime import Framework
+    from scheduler_core.nodetable.accounting import Placement
     from scheduler_core.nodetable.table import NodeTable
+    from scheduler_core.queue.clock import Clock
 
 __all__ = [
     "MAX_NODE_SCORE",
@@ -50,6 +56,7 @@ __all__ = [
     "ReservePlugin",
     "ScorePlugin",
     "Status",
+    "WaitingPod",
 ]
 
 MIN_NODE_SCORE = 0
@@ -248,21 +255,73 @@ class ClusterEventWithHint:
     hint: QueueingHintFn | None = None  # None: always Queue
 
 
-# --------------------------------------------------------------------------- plugin protocols
-class Handle(Protocol):
-    """What the framework hands a plugin at construction: read access to cluster state."""
+# --------------------------------------------------------------------------- the handle
+class WaitingPod(Protocol):
+    """A pod held at Permit, as a plugin sees it (kube's framework.WaitingPod)."""
 
+    @property
+    def pod(self) -> Pod: ...
+
+    @property
+    def pending_plugins(self) -> list[str]: ...
+
+    def allow(self, plugin: str) -> None: ...
+
+    def reject(self, plugin: str, message: str) -> None: ...
+
+
+class Handle(Protocol):
+    """Everything a plugin may use of the scheduler that runs it (kube's framework.Handle).
+
+    Every plugin class is constructed as ``cls(args, handle, args_path=...)``; ``handle`` is
+    None where a plugin runs without a scheduler (unit tests), so a plugin that can do without
+    a member looks it up with a default. The scheduler's ``_Handle`` provides exactly these.
+    """
+
+    # ---- cluster state (read; DefaultPreemption deletes its victims through ``cluster``)
     @property
     def table(self) -> NodeTable: ...
 
+    @property
+    def cluster(self) -> Cluster: ...
+
     def namespace_labels(self, namespace: str) -> dict[str, str]: ...
 
-    def list_services(self, namespace: str) -> list[Any]: ...
+    def list_services(self, namespace: str) -> list[Service]: ...
 
-    def list_pdbs(self) -> list[Any]: ...
-
+    # ---- the scheduler
     @property
     def rng(self) -> np.random.Generator: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    def framework_for(self, pod: Pod) -> Framework | None:
+        """The profile that schedules ``pod`` (by its schedulerName), if any."""
+        ...
+
+    def bind(self, pod: Pod, node_name: str) -> Status | None: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    # ---- the nominator (kube's PodNominator)
+    def nominated_pods_for_node(self, node_name: str) -> list[Pod]: ...
+
+    def delete_nominated_pod(self, pod: Pod) -> None: ...
+
+    def nominated_placement(self, pod: Pod) -> Placement:
+        """The pods the nominated pass adds while ``pod`` is scheduled, per slot: nominated
+        there, of priority >= the pod's, not the pod itself, not bound."""
+        ...
+
+    # ---- filtering as the scheduling cycle does
+    def run_filter_with_nominated(self, framework: Framework, state: CycleState, pod: Pod,
+                                  slot: int) -> Status | None:
+        """kube's RunFilterPluginsWithNominatedPods on one node (None: the pod fits)."""
+        ...
+
+
+# --------------------------------------------------------------------------- plugin protocols
 
 
 @runtime_checkable

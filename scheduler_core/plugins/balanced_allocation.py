@@ -14,7 +14,7 @@ import numpy as np
 
 from scheduler_core.api.pod import Pod
 from scheduler_core.errors import ConfigError
-from scheduler_core.framework.interface import SKIP, CycleState, Status
+from scheduler_core.framework.interface import SKIP, CycleState, Handle, Status
 from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.plugins import names
 from scheduler_core.plugins.helper import SpecCache, check_keys, count, require_mapping
@@ -51,7 +51,7 @@ class NodeResourcesBalancedAllocation:
     name: ClassVar[str] = NAME
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         self.resources = parse_args(args, args_path)
         resources = self.resources

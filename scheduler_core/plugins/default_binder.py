@@ -6,10 +6,10 @@ handle is passed on, anything else counts as success.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from scheduler_core.api.pod import Pod
-from scheduler_core.framework.interface import CycleState, Status
+from scheduler_core.framework.interface import CycleState, Handle, Status
 from scheduler_core.plugins import names
 from scheduler_core.plugins.helper import no_args
 
@@ -21,7 +21,7 @@ NAME = names.DEFAULT_BINDER
 class DefaultBinder:
     name: ClassVar[str] = NAME
 
-    def __init__(self, args: dict | None = None, handle: Any = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
         self.handle = handle

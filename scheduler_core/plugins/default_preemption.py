@@ -47,7 +47,7 @@ import numpy as np
 from scheduler_core.api.pod import Pod
 from scheduler_core.errors import ConfigError, NotFoundError
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
-from scheduler_core.framework.interface import Code, CycleState, PostFilterResult, Status
+from scheduler_core.framework.interface import Code, CycleState, Handle, PostFilterResult, Status
 from scheduler_core.nodetable.pod_index import priority_loads
 from scheduler_core.plugins import names
 from scheduler_core.plugins.default_preemption_pdb import Budget, BudgetTracker
@@ -168,7 +168,7 @@ class _DryRun:
 class DefaultPreemption:
     name: ClassVar[str] = NAME
 
-    def __init__(self, args: dict | None = None, handle: Any = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         self.args = DefaultPreemptionArgs.parse(args, args_path)
         self.handle = handle
@@ -339,7 +339,7 @@ class DefaultPreemption:
                 continue
             with contextlib.suppress(NotFoundError):
                 h.cluster.delete_pod(victim.namespace, victim.name)
-        for other in h.queue.nominated_pods_for_node(c.node):
+        for other in h.nominated_pods_for_node(c.node):
             if other.priority < pod.priority:
                 other.nominated_node_name = ""
-                h.queue.delete_nominated_pod(other)
+                h.delete_nominated_pod(other)

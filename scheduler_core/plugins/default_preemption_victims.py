@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from scheduler_core.api.pod import Pod
-from scheduler_core.framework.interface import CycleState, Status
+from scheduler_core.framework.interface import CycleState, Handle, Status
 from scheduler_core.nodetable.accounting import Placement, PodLoads
 from scheduler_core.nodetable.pod_index import PriorityLoads, priority_loads
 from scheduler_core.nodetable.table import NodeTable
@@ -133,7 +133,7 @@ def _restore(table: NodeTable, slot: int, gone: dict[str, Pod], order: list[str]
         pods.update(items)
 
 
-def select_victims_on_node(handle: Any, fwk: Any, state: CycleState, pod: Pod, slot: int,
+def select_victims_on_node(handle: Handle, fwk: Any, state: CycleState, pod: Pod, slot: int,
                            budgets: Sequence[Budget], now: float) -> Outcome:
     """Upstream's SelectVictimsOnNode on one node. Returns (victims, None) when the pod fits
     after evicting them, else (None, the status that explains why not)."""

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from scheduler_core.api.pod import Pod
-from scheduler_core.framework.interface import MAX_NODE_SCORE, CycleState
+from scheduler_core.framework.interface import MAX_NODE_SCORE, CycleState, Handle
 from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.plugins import names
 from scheduler_core.plugins.helper import count, no_args, zeros
@@ -29,7 +29,7 @@ class ImageLocality:
     name: ClassVar[str] = NAME
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
 

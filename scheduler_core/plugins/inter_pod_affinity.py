@@ -37,6 +37,7 @@ from scheduler_core.framework.interface import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    Handle,
     PreFilterResult,
     QueueingHint,
     Status,
@@ -123,7 +124,7 @@ class InterPodAffinity:
     name: ClassVar[str] = NAME
     score_in_range: ClassVar[bool] = True
 
-    def __init__(self, args: dict | None = None, handle: Any = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         self.args = InterPodAffinityArgs.parse(args, args_path)
         self.hard_weight = self.args.hard_pod_affinity_weight

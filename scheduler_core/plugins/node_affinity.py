@@ -32,6 +32,7 @@ from scheduler_core.framework.interface import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    Handle,
     PreFilterResult,
     QueueingHint,
     Status,
@@ -139,8 +140,11 @@ def _pod_required_key(spec: PodSpec) -> tuple:
 class NodeAffinity:
     name: ClassVar[str] = NAME
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
+    # its Filter reads only the node's own columns, never the pods on it (plugins.node_local)
+    node_local: ClassVar[bool] = True
+    pod_blind: ClassVar[bool] = True
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         self.args = NodeAffinityArgs.parse(args, args_path)
         self.added_required = self.args.added_required

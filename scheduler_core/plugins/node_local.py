@@ -6,17 +6,24 @@ DefaultPreemption. Upstream answers one node at a time, with a cloned CycleState
 PreFilter extensions (AddPod/RemovePod). ``node_local`` says when every such node can be
 changed and checked together instead:
 
-- every active (not skipped) Filter plugin is an in-tree plugin whose verdict on a node reads
-  only that node's columns, and reads pods only through the columns ``NodeTable.add_pod``
-  maintains (requests, non-zero requests, pod count, host ports) — so a change on one node
-  cannot move another node's verdict, and changing those columns alone (``PodLoads``) is
-  enough;
+- every active (not skipped) Filter plugin is node-local: its class sets ``node_local = True``,
+  declaring that its verdict on a node reads only that node's columns, and reads pods only
+  through the columns ``NodeTable.add_pod`` maintains (requests, non-zero requests, pod count,
+  host ports) — so a change on one node cannot move another node's verdict, and changing those
+  columns alone (``PodLoads``) is enough;
 - no active PreFilter plugin has AddPod/RemovePod extensions, so the per-node CycleState
   clones would all stay equal to the original state.
 
 ``resource_filter`` narrows it further: when NodeResourcesFit is the only one of those plugins
-whose verdict depends on the node's pods at all, whether the pod fits after pods are added or
-taken off is integer arithmetic on the node's free resources (``NodeResourcesFit.margins``).
+whose verdict depends on the node's pods at all (every other one sets ``pod_blind = True``),
+whether the pod fits after pods are added or taken off is integer arithmetic on the node's free
+resources (``NodeResourcesFit.margins``).
+
+Both attributes are read from the plugin object and default to False: a plugin that does not
+say so (an out-of-tree one, one run through the per-node adapter) is not node-local, and a
+subclass whose Filter reads more than its base's must set them back to False. In-tree:
+NodeUnschedulable, NodeName, TaintToleration, NodeAffinity and the volume placeholders are
+node-local and pod-blind; NodePorts and NodeResourcesFit are node-local.
 """
 
 from __future__ import annotations
@@ -26,21 +33,7 @@ from typing import Any
 from scheduler_core.framework.interface import CycleState
 from scheduler_core.plugins import names
 
-__all__ = ["NODE_LOCAL_FILTERS", "POD_BLIND_FILTERS", "node_local", "resource_filter"]
-
-# in-tree Filter plugins whose verdict on a node depends only on that node's own columns
-NODE_LOCAL_FILTERS = frozenset({
-    names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION, names.NODE_AFFINITY,
-    names.NODE_PORTS, names.NODE_RESOURCES_FIT, names.VOLUME_RESTRICTIONS,
-    names.NODE_VOLUME_LIMITS, names.VOLUME_BINDING, names.VOLUME_ZONE,
-})
-# node-local Filter plugins whose verdict does not depend on the pods on the node at all
-POD_BLIND_FILTERS = frozenset({
-    names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION, names.NODE_AFFINITY,
-    names.VOLUME_RESTRICTIONS, names.NODE_VOLUME_LIMITS, names.VOLUME_BINDING,
-    names.VOLUME_ZONE,
-})
-_IN_TREE_PREFIX = "scheduler_core.plugins."
+__all__ = ["node_local", "resource_filter"]
 
 
 def node_local(fwk: Any, state: CycleState) -> bool:
@@ -50,10 +43,7 @@ def node_local(fwk: Any, state: CycleState) -> bool:
         if p.name not in skip and callable(getattr(p, "add_pod", None)):
             return False
     for p in fwk.filter_plugins:
-        if p.name in skip:
-            continue
-        if p.name not in NODE_LOCAL_FILTERS or \
-                not type(p).__module__.startswith(_IN_TREE_PREFIX):
+        if p.name not in skip and not getattr(p, "node_local", False):
             return False
     return True
 
@@ -68,7 +58,7 @@ def resource_filter(fwk: Any, state: CycleState) -> Any:
     found = None
     skip = state.skip_filter
     for p in fwk.filter_plugins:
-        if p.name in skip or p.name in POD_BLIND_FILTERS:
+        if p.name in skip or getattr(p, "pod_blind", False):
             continue
         if p.name != names.NODE_RESOURCES_FIT or found is not None:
             return None

@@ -17,6 +17,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     CycleState,
     FilterBase,
+    Handle,
     QueueingHint,
     Status,
 )
@@ -33,8 +34,11 @@ ERR_REASON = "node(s) didn't match the requested node name"
 class NodeName(FilterBase):
     name: ClassVar[str] = NAME
     failure: ClassVar[Status] = Status.unresolvable(ERR_REASON, plugin=NAME)
+    # its Filter reads only the node's own columns, never the pods on it (plugins.node_local)
+    node_local: ClassVar[bool] = True
+    pod_blind: ClassVar[bool] = True
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
 

@@ -20,6 +20,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     CycleState,
     FilterBase,
+    Handle,
     PreFilterResult,
     QueueingHint,
     Status,
@@ -45,8 +46,11 @@ def _conflict(wanted: HostPort, used: HostPort) -> bool:
 class NodePorts(FilterBase):
     name: ClassVar[str] = NAME
     failure: ClassVar[Status] = Status.unschedulable(ERR_REASON, plugin=NAME)
+    # its Filter reads only the node's own columns, its pods only through the accounting
+    # columns (plugins.node_local)
+    node_local: ClassVar[bool] = True
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
 

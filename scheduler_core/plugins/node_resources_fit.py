@@ -31,6 +31,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     Code,
     CycleState,
+    Handle,
     PreFilterResult,
     QueueingHint,
     Status,
@@ -205,8 +206,11 @@ def _failing(table: NodeTable, name: str, q: int, idx: Any) -> np.ndarray:
 class NodeResourcesFit:
     name: ClassVar[str] = NAME
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
+    # its Filter reads only the node's own columns, its pods only through the accounting
+    # columns (plugins.node_local)
+    node_local: ClassVar[bool] = True
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         self.args = NodeResourcesFitArgs.parse(args, args_path)
         self.resources = self.args.resources

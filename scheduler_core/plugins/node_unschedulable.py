@@ -19,6 +19,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     CycleState,
     FilterBase,
+    Handle,
     QueueingHint,
     Status,
 )
@@ -36,8 +37,11 @@ UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"
 class NodeUnschedulable(FilterBase):
     name: ClassVar[str] = NAME
     failure: ClassVar[Status] = Status.unresolvable(ERR_REASON_UNSCHEDULABLE, plugin=NAME)
+    # its Filter reads only the node's own columns, never the pods on it (plugins.node_local)
+    node_local: ClassVar[bool] = True
+    pod_blind: ClassVar[bool] = True
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
 

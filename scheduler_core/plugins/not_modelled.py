@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from scheduler_core.api.pod import Pod
 from scheduler_core.errors import ConfigError
-from scheduler_core.framework.interface import SKIP, CycleState, PreFilterResult, Status
+from scheduler_core.framework.interface import SKIP, CycleState, Handle, PreFilterResult, Status
 from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.plugins import names
 
@@ -24,8 +24,11 @@ __all__ = ["NOT_MODELLED", "NodeVolumeLimits", "VolumeBinding", "VolumeRestricti
 
 class _VolumePlaceholder:
     name: ClassVar[str]
+    # its Filter reads only the node's own columns, never the pods on it (plugins.node_local)
+    node_local: ClassVar[bool] = True
+    pod_blind: ClassVar[bool] = True
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None, *,
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         if args:
             binding = self.name == names.VOLUME_BINDING

@@ -40,6 +40,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     Code,
     CycleState,
+    Handle,
     PreFilterResult,
     QueueingHint,
     Status,
@@ -209,7 +210,7 @@ class PodTopologySpread:
     name: ClassVar[str] = NAME
     score_in_range: ClassVar[bool] = True
 
-    def __init__(self, args: dict | None = None, handle: Any = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         self.args = PodTopologySpreadArgs.parse(args, args_path)
         self.system_defaulted = self.args.system_defaulted

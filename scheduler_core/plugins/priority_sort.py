@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from scheduler_core.api.pod import Pod
+from scheduler_core.framework.interface import Handle
 from scheduler_core.plugins import names
 from scheduler_core.plugins.helper import no_args
 
@@ -20,7 +21,7 @@ NAME = names.PRIORITY_SORT
 class PrioritySort:
     name: ClassVar[str] = NAME
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
 

@@ -1,7 +1,8 @@
 """The in-tree plugin registry: plugin name -> plugin class (kube's plugins/registry.go).
 
-Every class is constructed as ``cls(args, handle, args_path=...)``. Which plugins a profile
-enables, and their score weights, live elsewhere (the default profile).
+Every class is constructed as ``cls(args, handle, args_path=...)`` (``handle``: the
+``framework.interface.Handle``, everything a plugin may use of the scheduler). Which plugins a
+profile enables, and their score weights, live elsewhere (the default profile).
 """
 
 from __future__ import annotations

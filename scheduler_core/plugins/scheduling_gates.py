@@ -13,6 +13,7 @@ from scheduler_core.framework.interface import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    Handle,
     QueueingHint,
     Status,
 )
@@ -27,7 +28,7 @@ NAME = names.SCHEDULING_GATES
 class SchedulingGates:
     name: ClassVar[str] = NAME
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
 

@@ -21,6 +21,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     Code,
     CycleState,
+    Handle,
     QueueingHint,
     Status,
 )
@@ -70,8 +71,11 @@ def _intolerable_counts(table: NodeTable, tolerations: tuple[Toleration, ...]) -
 class TaintToleration:
     name: ClassVar[str] = NAME
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
+    # its Filter reads only the node's own columns, never the pods on it (plugins.node_local)
+    node_local: ClassVar[bool] = True
+    pod_blind: ClassVar[bool] = True
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
         # per PodSpec: its PreferNoSchedule tolerations

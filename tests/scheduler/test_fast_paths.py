@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import scheduler_core.scheduler as scheduler_mod
+import scheduler_core.cycle.schedule_pod as schedule_pod_mod
+from scheduler_core.cycle.schedule_pod import _as_run
 from scheduler_core.framework.interface import (
     ActionType,
     ClusterEvent,
@@ -22,7 +23,6 @@ from scheduler_core.plugins.node_resources_fit import NodeResourcesFit
 from scheduler_core.plugins.node_unschedulable import NodeUnschedulable
 from scheduler_core.plugins.taint_toleration import TaintToleration
 from scheduler_core.queue import scheduling_queue as queue_mod
-from scheduler_core.scheduler import _as_run
 from tests.builders import make_node, make_pod, table_of
 from tests.queue.queue_helpers import NODE_ADD, NODE_LABEL, QUEUE, SKIP, make_queue, mkpod
 
@@ -153,9 +153,9 @@ def test_placements_identical_with_and_without_the_slice_fast_path(
             calls["array"] += 1
         return got
 
-    monkeypatch.setattr(scheduler_mod, "_as_run", checked)
+    monkeypatch.setattr(schedule_pod_mod, "_as_run", checked)
     fast, fast_sched = _run(make_scheduler, manifests, _mixed_pods(n_pods, seed=1))
-    monkeypatch.setattr(scheduler_mod, "_as_run", lambda table, feasible, n: feasible)
+    monkeypatch.setattr(schedule_pod_mod, "_as_run", lambda table, feasible, n: feasible)
     slow, slow_sched = _run(make_scheduler, manifests, _mixed_pods(n_pods, seed=1))
     assert fast.table.order_is_identity == (zones == 1)
 

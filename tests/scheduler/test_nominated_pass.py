@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import scheduler_core.scheduler as scheduler_module
+import scheduler_core.cycle.nominated as nominated_module
 from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks
@@ -83,9 +83,9 @@ def _find(sched: Scheduler, pod: Pod, *, batched: bool) -> Any:
     sched._cycle_pod, sched._nominated_memo = pod, None
     with pytest.MonkeyPatch.context() as mp:
         if not batched:
-            mp.setattr(scheduler_module, "node_local", lambda f, s: False)
+            mp.setattr(nominated_module, "node_local", lambda f, s: False)
         state = CycleState()
-        feasible, d = sched._find_nodes_that_fit(fwk, state, pod, None)
+        feasible, d, _evaluated, _error = sched._find_nodes_that_fit(fwk, state, pod, None)
         table = sched.cluster.table
         one = {table.node(s).name: _status(sched.filter_one_node(fwk, state, pod, s))
                for s in table.order().tolist()}

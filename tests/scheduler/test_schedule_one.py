@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from scheduler_core.cycle.schedule_pod import num_feasible_nodes_to_find
 from scheduler_core.errors import UnknownSchedulerError
-from scheduler_core.scheduler import num_feasible_nodes_to_find
 from tests.builders import make_node, make_pod
 
 

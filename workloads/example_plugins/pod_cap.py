@@ -32,6 +32,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     CycleState,
     FilterBase,
+    Handle,
     QueueingHint,
     Status,
 )
@@ -82,7 +83,7 @@ class PodCapPerNode:
     name: ClassVar[str] = NAME
     per_node: ClassVar[bool] = True
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
 
@@ -122,7 +123,7 @@ class PodCapVectorised(FilterBase):
     failure: ClassVar[Status] = _FAILURE
     score_in_range: ClassVar[bool] = True
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
 

@@ -71,6 +71,7 @@ from scheduler_core.errors import ConfigError
 from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     CycleState,
+    Handle,
     PreFilterResult,
     Status,
 )
@@ -207,7 +208,7 @@ class InjectedSlowdown:
 
     name: ClassVar[str] = NAME
 
-    def __init__(self, args: dict | None = None, handle: object = None, *,
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         data = require_mapping(args, args_path)
         check_keys(data, args_path, ("fraction", "feature", "calibration"))

@@ -1,0 +1,265 @@
+"""kube's schedulePod and what it calls, top-down as in upstream's schedule_one.go, mixed into
+the Scheduler::
+
+    schedule_pod                          schedulePod: no nodes / find / score / select
+    ├── _find_nodes_that_fit              findNodesThatFitPod: PreFilter, the nominated node
+    │   └── _find_nodes_that_pass_filters findNodesThatPassFilters: Filter, nominated pass
+    │       └── diagnose                  NodeToStatus, only when no node passed
+    ├── _prioritize_nodes                 prioritizeNodes: PreScore, Score
+    └── _select_host                      selectHost
+
+The Scheduler's ``_scheduling_cycle`` (schedulingCycle) calls ``schedule_pod``, then PostFilter
+when no node fits, or Reserve and Permit on the chosen node.
+
+The search runs over the node table's columns: each step filters a chunk of nodes with one
+call per Filter plugin and keeps, per examined node, only the index of its first failing
+plugin; the statuses of rejected nodes are asked for (``diagnose``) only when no node fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from scheduler_core.cycle.diagnose import NominatedRejections, diagnose
+from scheduler_core.cycle.nominated import NominatedPass
+from scheduler_core.cycle.result import CycleRecord, FeasibleNodes, ScheduleResult
+from scheduler_core.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
+from scheduler_core.framework.interface import CycleState, Status
+from scheduler_core.framework.runtime import ScoreBreakdown
+
+if TYPE_CHECKING:
+    from scheduler_core.api.pod import Pod
+    from scheduler_core.framework.runtime import Framework
+    from scheduler_core.nodetable.table import NodeTable
+
+__all__ = [
+    "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
+    "MIN_FEASIBLE_NODES_TO_FIND",
+    "SchedulePod",
+    "num_feasible_nodes_to_find",
+]
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+_MAX = np.maximum.reduce
+_NO_SCORES = np.zeros(0, dtype=np.int64)  # with the status of a failed PreScore
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes the filter search stops at (kube's numFeasibleNodesToFind)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    k = num_all_nodes * pct // 100
+    return max(k, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+class SchedulePod(NominatedPass):
+    """schedulePod and its steps, as methods of the Scheduler (``next_start_node_index``: where
+    the next filter search starts in the node list, as upstream's nextStartNodeIndex)."""
+
+    rng: np.random.Generator
+    next_start_node_index: int
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod,
+                     record: CycleRecord | None) -> ScheduleResult:
+        """kube's schedulePod: the node to place ``pod`` on, or the status that says why there
+        is none; when no node fits, only the diagnosis (see ``ScheduleResult``)."""
+        table = self.cluster.table
+        if table.num_nodes == 0:
+            return ScheduleResult(status=Status.unresolvable(NO_NODES_AVAILABLE),
+                                  diagnosis=Diagnosis(0))
+        feasible, diagnosis, evaluated, error = self._find_nodes_that_fit(fwk, state, pod, record)
+        if error is not None:
+            return ScheduleResult(status=error)
+        n = len(feasible)
+        if n == 0:
+            return ScheduleResult(diagnosis=diagnosis)
+        if n == 1:
+            chosen = int(feasible[0])
+            if record is not None:
+                record.feasible = feasible
+                record.selected = chosen
+        else:
+            total, status = self._prioritize_nodes(fwk, state, pod, feasible, record)
+            if status is not None:
+                return ScheduleResult(status=status)
+            chosen = self._select_host(feasible, total, record)
+        return ScheduleResult(table.node(chosen).name, evaluated, n)
+
+    # ------------------------------------------------------------------ filtering
+    def _find_nodes_that_fit(self, fwk: Framework, state: CycleState, pod: Pod,
+                             record: CycleRecord | None) -> FeasibleNodes:
+        """kube's findNodesThatFitPod: PreFilter; then the pod's nominated node alone (set by an
+        earlier preemption) if the pod fits there; else the nodes PreFilter left (all, or the
+        ones it named) through the filters."""
+        table = self.cluster.table
+        diagnosis = Diagnosis(table.num_nodes)
+        pre_res, status, narrowing = fwk.run_pre_filter(state, pod, table)
+        if record is not None:
+            record.pre_filter_status = status
+            record.filter_plugins = fwk.filter_names
+        if status is not None:
+            if not status.is_rejected:
+                return np.zeros(0, dtype=np.int64), diagnosis, 0, status
+            diagnosis.absent_status = status  # PreFilter rejected the pod on every node
+            diagnosis.pre_filter_msg = status.message
+            diagnosis.add_plugin_status(status)
+            return np.zeros(0, dtype=np.int64), diagnosis, 0, None
+        if pod.nominated_node_name:
+            slot = table.slot_of.get(pod.nominated_node_name)
+            if slot is not None and self.filter_one_node(fwk, state, pod, slot) is None:
+                return np.asarray([slot], dtype=np.int64), diagnosis, 1, None
+        if pre_res is not None and pre_res.node_names is not None:
+            candidates, identity = _slots_in_list_order(table, pre_res.node_names), False
+            diagnosis.absent_status = Status.unresolvable(
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
+            diagnosis.unschedulable_plugins.update(narrowing)
+        else:
+            candidates, identity = table.order(), table.order_is_identity
+        feasible, evaluated = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis,
+                                                                 candidates, identity, record)
+        return feasible, diagnosis, evaluated, None
+
+    def _find_nodes_that_pass_filters(
+        self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+        cand: np.ndarray, identity: bool, record: CycleRecord | None,
+    ) -> tuple[np.ndarray, int]:
+        """kube's findNodesThatPassFilters over the candidate slots ``cand`` (in list order;
+        ``identity``: ``cand[i] == i``): from ``next_start_node_index`` on, wrapping around, in
+        chunks that double, until ``num_feasible_nodes_to_find`` nodes pass. A node holding
+        nominated pods passes only if the nominated pass does too. Returns the slots that
+        passed and how many nodes were examined, and moves ``next_start_node_index`` past
+        those; when none passed, ``diagnose`` records why each examined node failed."""
+        table = self.cluster.table
+        m = len(cand)
+        k = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, m) \
+            if fwk.has_score_plugins else 1
+        if m == 0:
+            return np.zeros(0, dtype=np.int64), 0
+        start = self.next_start_node_index % m
+        feasible_parts: list[np.ndarray] = []
+        failed_parts: list[tuple[np.ndarray, np.ndarray]] = []  # (slots, first failing plugin)
+        found = processed = pos = 0
+        chunk = max(2 * k, 128)
+        # statuses of the nodes the nominated pass rejects, when there are nominated pods
+        pass1 = NominatedRejections() if self.queue.has_nominated_pods() else None
+        while pos < m and found < k:
+            end = min(pos + chunk, m)
+            a, b = start + pos, start + end
+            slots: np.ndarray | None
+            if identity and b <= m:
+                idx: Any = slice(a, b)
+                slots = None  # slots a..b-1: materialised only when needed
+            elif b <= m:
+                idx = slots = cand[a:b]
+            elif a >= m:
+                idx = slots = cand[a - m:b - m]
+            else:
+                idx = slots = np.concatenate((cand[a:], cand[:b - m]))
+            width = end - pos
+            if fwk.has_filter_plugins:
+                mask, first_fail = fwk.run_filter(state, pod, table, idx, width)
+            else:
+                mask, first_fail = None, None
+            if pass1 is not None:
+                if slots is None:
+                    slots = np.arange(a, b, dtype=np.int64)
+                mask, first_fail = self._apply_nominated(fwk, state, pod, slots, mask, first_fail,
+                                                         pass1)
+            need = k - found
+            if mask is None:  # every node passed: the first ``need`` of them are taken
+                cut = min(width, need)
+                found += cut
+                feasible_parts.append(np.arange(a, a + cut, dtype=np.int64) if slots is None
+                                      else slots[:cut].copy())
+            else:
+                passing = mask.nonzero()[0]
+                cut = width
+                if len(passing) >= need:
+                    passing = passing[:need]
+                    cut = int(passing[-1]) + 1
+                found += len(passing)
+                feasible_parts.append(passing + a if slots is None else slots[passing])
+            processed += cut
+            if first_fail is not None or record is not None:
+                if slots is None:
+                    slots = np.arange(a, b, dtype=np.int64)
+                if first_fail is not None:
+                    failed_parts.append((slots[:cut], first_fail[:cut]))
+                if record is not None:
+                    record.examined.append((slots[:cut], None if first_fail is None
+                                            else first_fail[:cut].copy()))
+            pos = end
+            chunk *= 2
+        self.next_start_node_index = (self.next_start_node_index + processed) % table.num_nodes
+        feasible = (feasible_parts[0] if len(feasible_parts) == 1
+                    else np.concatenate(feasible_parts))
+        if len(feasible) == 0 and failed_parts:
+            diagnose(fwk, state, pod, table, diagnosis, failed_parts, pass1)
+        return feasible, processed
+
+    # ------------------------------------------------------------------ scoring
+    def _prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod,
+                          feasible: np.ndarray, record: CycleRecord | None
+                          ) -> tuple[np.ndarray, Status | None]:
+        """kube's prioritizeNodes: each feasible node's weighted total score (PreScore, Score,
+        NormalizeScore; all 1 without Score plugins), or the status of a plugin that failed."""
+        n = len(feasible)
+        if not fwk.has_score_plugins:
+            return np.ones(n, dtype=np.int64), None
+        table = self.cluster.table
+        idx = _as_run(table, feasible, n)
+        status = fwk.run_pre_score(state, pod, table, idx)
+        if status is not None:
+            return _NO_SCORES, status
+        breakdown: list[ScoreBreakdown] | None = [] if record is not None else None
+        total, status = fwk.run_score(state, pod, table, idx, n, breakdown=breakdown)
+        if record is not None and breakdown is not None and status is None:
+            record.scores = breakdown
+        return total, status
+
+    def _select_host(self, feasible: np.ndarray, total: np.ndarray, record: CycleRecord | None
+                     ) -> int:
+        """kube's selectHost: the slot of the node with the highest total, ties broken at
+        random (the scheduler's seeded generator)."""
+        best = _MAX(total)  # total.max() without the method's Python-level wrapper
+        ties = (total == best).nonzero()[0]
+        pick = int(ties[0]) if len(ties) == 1 else int(ties[self.rng.integers(len(ties))])
+        chosen = int(feasible[pick])
+        if record is not None:
+            record.feasible = feasible
+            record.total = total
+            record.selected = chosen
+        return chosen
+
+
+def _slots_in_list_order(table: NodeTable, names: Collection[str]) -> np.ndarray:
+    """The slots of the nodes named (names of no node left out), in node list order."""
+    order = table.order()
+    wanted = [s for name in names if (s := table.slot_of.get(name)) is not None]
+    position = np.empty(table.high, dtype=np.int64)
+    position[order] = np.arange(len(order))
+    return np.asarray(sorted(wanted, key=lambda s: position[s]), dtype=np.int64)
+
+
+def _as_run(table: Any, feasible: np.ndarray, n: int) -> Any:
+    """``feasible`` as ``slice(first, first + n)`` when it is that run of slots, else itself:
+    plugins then read their columns as views instead of gathering them.
+
+    When the table's list order is the slot order, the search visits candidates in
+    ascending slot order, wrapping around at most once (to slots below the first one), so
+    the feasible slots are unique and ascending unless wrapped, and then the last is below
+    the first: ``last - first == n - 1`` means exactly the run."""
+    if n > 1 and table.order_is_identity:
+        first = int(feasible[0])
+        if int(feasible[-1]) - first == n - 1:
+            return slice(first, first + n)
+    return feasible
