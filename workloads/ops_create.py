@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from scheduler_core.api.objects import Namespace
 from scheduler_core.api.pod import Pod
 from scheduler_core.errors import AlreadyExistsError, NotFoundError, SchedulerCoreError
-from workloads.config_ops import CreateAny, CreateNamespaces, CreateNodes, CreatePods, UpdateAny
+from workloads.config.ops import CreateAny, CreateNamespaces, CreateNodes, CreatePods, UpdateAny
 from workloads.ops_objects import (
     NodeFactory,
     PodFactory,

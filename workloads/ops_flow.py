@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from scheduler_core.api.pod import Pod
 from scheduler_core.errors import SchedulerCoreError
-from workloads.config_ops import (
+from workloads.config.ops import (
     Barrier,
     Churn,
     DeletePods,

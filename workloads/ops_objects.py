@@ -39,7 +39,7 @@ from scheduler_core.api import (
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.errors import SchedulerCoreError
 from workloads.builtin import DEFAULT_NODE, DEFAULT_POD
-from workloads.config_ops import (
+from workloads.config.ops import (
     LabelNodePrepareStrategy,
     NodeAllocatableStrategy,
     UniqueNodeLabelStrategy,

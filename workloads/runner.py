@@ -67,7 +67,7 @@ from scheduler_core.framework.config import SchedulerConfig, build_frameworks, l
 from scheduler_core.scheduler import Scheduler
 from workloads.clocks import ATTEMPT_COST, CLOCK_MODES, POD_CREATE_COST, Timeline
 from workloads.config import ConfigFileError, Op, TestCase, Workload, resolve
-from workloads.config_ops import (
+from workloads.config.ops import (
     Barrier,
     Churn,
     CreateAny,

@@ -16,7 +16,7 @@ from workloads.config import (
     MetricsCollectorConfig,
     load_configs,
 )
-from workloads.config_decode import FrozenDict
+from workloads.config.decode import FrozenDict
 from workloads.metrics import MIN_SAMPLES, RunRecorder, Window, apply_threshold
 from workloads.runner import Run, execute_workload, run_workload
 
