@@ -45,8 +45,8 @@ Per measured window the :class:`Run` also keeps ``window_extension_seconds`` (ex
 -> seconds), ``window_plugin_seconds`` ("Plugin/ExtensionPoint" -> seconds, of the sampled
 cycles only), ``window_scheduled`` (pods bound in scope) and ``window_attempts``.
 
-Modules: clocks (virtual / real time, timers), ops_objects (templates, factories, API facade),
-ops_create and ops_flow (the ops), metrics (collection windows, DataItems, thresholds),
+Modules: clocks (virtual / real time, timers), the ops package (templates, factories, API facade,
+the ops), metrics (collection windows, DataItems, thresholds),
 decisions (decision records).
 """
 
@@ -90,7 +90,8 @@ from workloads.metrics import (
     fill_labels,
     rss_bytes,
 )
-from workloads.ops_create import (
+from workloads.ops.api import FakeApi
+from workloads.ops.create import (
     prepare_create_any,
     prepare_create_namespaces,
     prepare_create_nodes,
@@ -102,7 +103,9 @@ from workloads.ops_create import (
     run_create_pods,
     run_update_any,
 )
-from workloads.ops_flow import (
+from workloads.ops.errors import UnsupportedWorkload, WorkloadError
+from workloads.ops.factories import PodFactory
+from workloads.ops.flow import (
     SCAN_EVERY,
     prepare_churn,
     run_barrier,
@@ -112,7 +115,6 @@ from workloads.ops_flow import (
     run_start_collecting,
     run_stop_collecting,
 )
-from workloads.ops_objects import FakeApi, PodFactory, UnsupportedWorkload, WorkloadError
 from workloads.result import (
     STATUS_FAILED,
     STATUS_OK,

@@ -8,7 +8,7 @@ no nodes and schedules nothing.
 from __future__ import annotations
 
 from workloads.config import TestCase, Workload, resolve
-from workloads.ops_objects import UnsupportedWorkload
+from workloads.ops.errors import UnsupportedWorkload
 from workloads.runner import Run
 
 __all__ = ["support_reason"]

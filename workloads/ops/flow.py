@@ -20,13 +20,9 @@ from workloads.config.ops import (
     StartCollectingMetrics,
     StopCollectingMetrics,
 )
-from workloads.ops_objects import (
-    CLUSTER_SCOPED,
-    TemplateFile,
-    UnsupportedWorkload,
-    WorkloadError,
-    unsupported_kind_reason,
-)
+from workloads.ops.errors import UnsupportedWorkload, WorkloadError
+from workloads.ops.manifests import CLUSTER_SCOPED, unsupported_kind_reason
+from workloads.ops.templates import TemplateFile
 
 if TYPE_CHECKING:
     from workloads.runner import Run

@@ -13,15 +13,10 @@ from scheduler_core.api.objects import Namespace
 from scheduler_core.api.pod import Pod
 from scheduler_core.errors import AlreadyExistsError, NotFoundError, SchedulerCoreError
 from workloads.config.ops import CreateAny, CreateNamespaces, CreateNodes, CreatePods, UpdateAny
-from workloads.ops_objects import (
-    NodeFactory,
-    PodFactory,
-    TemplateFile,
-    UnsupportedWorkload,
-    WorkloadError,
-    pod_flags,
-    unsupported_kind_reason,
-)
+from workloads.ops.errors import UnsupportedWorkload, WorkloadError
+from workloads.ops.factories import NodeFactory, PodFactory
+from workloads.ops.manifests import pod_flags, unsupported_kind_reason
+from workloads.ops.templates import TemplateFile
 
 if TYPE_CHECKING:
     from workloads.runner import Run
