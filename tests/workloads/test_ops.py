@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 import yaml
 
-from workloads.clocks import POD_CREATE_COST
 from workloads.config import TestCase, Workload, load_configs
 from workloads.result import WorkloadResult
 from workloads.runner import Run, execute_workload
+from workloads.runner.clocks import POD_CREATE_COST
 
 NODE = """\
 apiVersion: v1

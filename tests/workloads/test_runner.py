@@ -11,10 +11,10 @@ import pytest
 from scheduler_core.plugins.registry import IN_TREE
 from tests.shared import upstream_params
 from tests.workloads.test_ops import BIG_POD, MEASURE, POD, make_case, placements
-from workloads import runner as runner_module
-from workloads.clocks import ATTEMPT_COST
 from workloads.config import load_configs
 from workloads.runner import ProgressEvent, execute_workload, run_workload
+from workloads.runner import run as runner_module
+from workloads.runner.clocks import ATTEMPT_COST
 
 SCHEDULER_CONFIG = """\
 apiVersion: kubescheduler.config.k8s.io/v1

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from tests.workloads.test_ops import make_case
-from workloads.clocks import POD_CREATE_COST
 from workloads.config import (
     DEFAULT_THRESHOLD_METRIC_SELECTOR,
     MetricsCollectorConfig,
     load_configs,
 )
 from workloads.config.decode import FrozenDict
-from workloads.metrics import MIN_SAMPLES, RunRecorder, Window, apply_threshold
 from workloads.runner import Run, execute_workload, run_workload
+from workloads.runner.clocks import POD_CREATE_COST
+from workloads.runner.metrics import MIN_SAMPLES, RunRecorder, Window, apply_threshold
 
 CATALOG = Path(__file__).resolve().parents[2] / "workloads" / "configs"
 NO_HISTOGRAMS = MetricsCollectorConfig(FrozenDict())

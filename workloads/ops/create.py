@@ -19,7 +19,7 @@ from workloads.ops.manifests import pod_flags, unsupported_kind_reason
 from workloads.ops.templates import TemplateFile
 
 if TYPE_CHECKING:
-    from workloads.runner import Run
+    from workloads.runner.run import Run
 
 __all__ = [
     "prepare_create_any",

@@ -25,7 +25,7 @@ from workloads.ops.manifests import CLUSTER_SCOPED, unsupported_kind_reason
 from workloads.ops.templates import TemplateFile
 
 if TYPE_CHECKING:
-    from workloads.runner import Run
+    from workloads.runner.run import Run
 
 __all__ = [
     "prepare_churn",

@@ -13,7 +13,7 @@ checked between scheduling attempts and while creating objects) or ``threshold-m
 How ops run (upstream's ``runWorkload``, single-threaded): ops execute in order; the scheduler
 runs whenever an op waits (createPods waiting for its pods, barrier, sleep, steady state,
 rate-limited deletes and updates), interleaved with background timers (churn, asynchronous
-deletes) by the rules in :mod:`workloads.clocks`. Object creation by an op happens at once,
+deletes) by the rules in :mod:`workloads.runner.clocks`. Object creation by an op happens at once,
 before the scheduler resumes. The run ends after the last op, as upstream cancels everything
 then (no implicit final barrier).
 
@@ -65,7 +65,6 @@ from scheduler_core.cluster.store import Cluster
 from scheduler_core.errors import SchedulerCoreError
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks, load_config
 from scheduler_core.scheduler import Scheduler
-from workloads.clocks import ATTEMPT_COST, CLOCK_MODES, POD_CREATE_COST, Timeline
 from workloads.config import ConfigFileError, Op, TestCase, Workload, resolve
 from workloads.config.ops import (
     Barrier,
@@ -79,16 +78,6 @@ from workloads.config.ops import (
     StartCollectingMetrics,
     StopCollectingMetrics,
     UpdateAny,
-)
-from workloads.decisions import DecisionLog
-from workloads.metrics import (
-    POINT_ALIASES,
-    THROUGHPUT_METRIC,
-    RunRecorder,
-    Window,
-    apply_threshold,
-    fill_labels,
-    rss_bytes,
 )
 from workloads.ops.api import FakeApi
 from workloads.ops.create import (
@@ -123,6 +112,17 @@ from workloads.result import (
     STATUS_UNSUPPORTED,
     Placement,
     WorkloadResult,
+)
+from workloads.runner.clocks import ATTEMPT_COST, CLOCK_MODES, POD_CREATE_COST, Timeline
+from workloads.runner.decisions import DecisionLog
+from workloads.runner.metrics import (
+    POINT_ALIASES,
+    THROUGHPUT_METRIC,
+    RunRecorder,
+    Window,
+    apply_threshold,
+    fill_labels,
+    rss_bytes,
 )
 
 __all__ = [
@@ -353,15 +353,15 @@ class Run:
 
     def start_creating_pods(self, factory: PodFactory, count: int) -> Callable[[], bool]:
         """Create ``count`` pods interleaved with scheduling (virtual mode): one pod every
-        :data:`~workloads.clocks.POD_CREATE_COST` seconds of virtual time, from a timer, so the
-        scheduler works on the first pods while the last are still being created, as
+        :data:`~workloads.runner.clocks.POD_CREATE_COST` seconds of virtual time, from a timer,
+        so the scheduler works on the first pods while the last are still being created, as
         kube-apiserver and kube-scheduler do. The first pod is created at once. Returns a
         predicate that is true once every pod exists (at once in real mode)."""
         created = [0]
         if count <= 0:
             return lambda: True
         tl = self.timeline
-        if not tl.virtual:  # real mode: all at once (see workloads.clocks)
+        if not tl.virtual:  # real mode: all at once (see workloads.runner.clocks)
             self.create_pods(factory, count)
             return lambda: True
         make = factory.make

@@ -32,7 +32,7 @@ elapsed wall time and an idle scheduler sleeps until the next timer or queue flu
 upstream harness would idle. ``createPods`` creates all its pods at once (pacing them by wall
 time would cap throughput at the pacing rate).
 
-Throughput is measured on the wall clock in both modes (see workloads/metrics.py).
+Throughput is measured on the wall clock in both modes (see workloads/runner/metrics.py).
 """
 
 from __future__ import annotations
