@@ -30,8 +30,8 @@ from bench.results import (
     write_results_parquet,
 )
 from bench.sharding import ShardError, parse_shard, shard
+from workloads.catalog.selection import BENCHMARK_DEFAULT_FILTER, SelectionError, select
 from workloads.config import ConfigFileError, TestCase, Workload, load_configs
-from workloads.labels import BENCHMARK_DEFAULT_FILTER, SelectionError, select
 from workloads.result import (
     STATUS_FAILED,
     STATUS_OK,

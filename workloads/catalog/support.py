@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from workloads.config import TestCase, Workload, resolve
 from workloads.ops.errors import UnsupportedWorkload
-from workloads.runner import Run
+from workloads.runner.run import Run
 
 __all__ = ["support_reason"]
 
