@@ -69,9 +69,10 @@ class FakeApi:
         return self.generate_name("Node", "", prefix, self.cluster.has_node)
 
     # -- namespaces
-    def ensure_namespace(self, namespace: str) -> None:
+    def ensure_namespace(self, namespace: str, labels: Mapping[str, str] | None = None) -> None:
+        """Create ``namespace`` (with ``labels``) unless it exists."""
         if namespace and namespace not in self.cluster.namespaces:
-            self.cluster.add_namespace(Namespace(namespace))
+            self.cluster.add_namespace(Namespace(namespace, dict(labels or {})))
 
     # -- pods
     def create_pod(self, pod: Pod, flags: PodFlags = (False, False)) -> None:
