@@ -86,7 +86,15 @@ def run_until(run: Run, done: Callable[[], bool] | None, *, until: float | None 
                 continue
             if force is not None and force():
                 return
-            tl.advance_to(_next_wake(run, until, give_up, what, describe))
+            t_now = now()
+            candidates = [t for t in (tl.next_due(), sched.next_wakeup(),
+                                      queue.next_event_time(), until) if t is not None]
+            nxt = min(candidates) if candidates else None
+            if nxt is None or (give_up is not None and nxt > give_up):
+                raise _stuck(run, nxt, what, describe)
+            if tl.virtual and nxt <= t_now:
+                nxt = t_now + ATTEMPT_COST
+            tl.advance_to(nxt)
             if run.progress_fn is not None:
                 run.report_progress(perf())
     finally:
@@ -95,31 +103,17 @@ def run_until(run: Run, done: Callable[[], bool] | None, *, until: float | None 
             w.scheduler_seconds += busy
 
 
-def _next_wake(run: Run, until: float | None, give_up: float | None, what: str,
-               describe: Callable[[], str] | None) -> float:
-    """When the idle scheduler can next make progress: the next timer, backoff expiry, queue
-    event or ``until``; WorkloadError when there is none or it is past ``give_up``."""
-    tl = run.timeline
-    sched = run.scheduler
-    queue = sched.queue
-    t_now = tl.now()
-    candidates = [t for t in (tl.next_due(), sched.next_wakeup(), queue.next_event_time(),
-                              until) if t is not None]
-    if not candidates:
-        raise WorkloadError(_stuck(what, describe, "nothing is left that could change it (no "
-                                   "queued pod, timer or event)"))
-    nxt = min(candidates)
-    if give_up is not None and nxt > give_up:
-        limit = f"{WAIT_LIMIT:g} s of {'virtual' if tl.virtual else 'wall'} time"
-        raise WorkloadError(_stuck(what, describe, f"timed out after {limit}"))
-    if tl.virtual and nxt <= t_now:
-        nxt = t_now + ATTEMPT_COST
-    return nxt
-
-
-def _stuck(what: str, describe: Callable[[], str] | None, why: str) -> str:
+def _stuck(run: Run, nxt: float | None, what: str,
+           describe: Callable[[], str] | None) -> WorkloadError:
+    """The error of a wait that cannot end: nothing can change the state any more (``nxt``
+    None), or the next change is past the wait's limit."""
+    if nxt is None:
+        why = "nothing is left that could change it (no queued pod, timer or event)"
+    else:
+        clock = "virtual" if run.timeline.virtual else "wall"
+        why = f"timed out after {WAIT_LIMIT:g} s of {clock} time"
     detail = describe() if describe is not None else "waiting"
-    return f"{what}: {detail}: {why}" if what else f"{detail}: {why}"
+    return WorkloadError(f"{what}: {detail}: {why}" if what else f"{detail}: {why}")
 
 
 def throttled(run: Run, check: Callable[[], bool]) -> Callable[[], bool]:
