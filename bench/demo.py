@@ -17,7 +17,7 @@ from scheduler_core.cluster.store import Cluster
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks
 from scheduler_core.queue.clock import FakeClock
 from scheduler_core.scheduler import Scheduler
-from workloads.builtin import DEFAULT_NODE, DEFAULT_POD
+from workloads.ops.defaults import DEFAULT_NODE, DEFAULT_POD
 
 __all__ = ["BasicResult", "run_scheduling_basic"]
 

@@ -46,7 +46,7 @@ from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.queue.clock import FakeClock
 from scheduler_core.queue.scheduling_queue import PriorityQueue
 from scheduler_core.scheduler import Scheduler
-from workloads.builtin import DEFAULT_NODE, DEFAULT_POD
+from workloads.ops.defaults import DEFAULT_NODE, DEFAULT_POD
 
 __all__ = [
     "DEFAULT_NODE_COUNTS",

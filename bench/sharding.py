@@ -43,7 +43,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from workloads.config import ConfigFileError, TestCase, Workload, resolve
-from workloads.config_ops import Op
+from workloads.config.ops import Op
 
 __all__ = [
     "FEATURE_FACTORS",

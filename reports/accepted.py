@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from workloads.config_yaml import LineDict, LineList, YamlLoadError, load_yaml
+from workloads.config.yaml_lines import LineDict, LineList, YamlLoadError, load_yaml
 
 __all__ = ["DEFAULT_ACCEPTED_PATH", "Acceptance", "AcceptedFileError", "load_accepted"]
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import workloads
+from workloads.catalog.selection import matches
 from workloads.config import TestCase, Workload, config_files, load_configs
-from workloads.labels import matches
 
 __all__ = [
     "CATALOG_ENV",

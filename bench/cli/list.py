@@ -21,9 +21,9 @@ from rich.text import Text
 
 from bench.cli.output import WHOLE, output_console
 from bench.cli.run import config_option, label_option, load_test_cases, select_workloads
+from workloads.catalog.support import support_reason
 from workloads.config import ConfigFileError, TestCase, Workload, resolve
-from workloads.config_ops import CreateNodes, CreatePods, CreatePodSets
-from workloads.support import support_reason
+from workloads.config.ops import CreateNodes, CreatePods, CreatePodSets
 
 __all__ = ["FIELDS", "Listed", "list_workloads", "listed", "sizes"]
 

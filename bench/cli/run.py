@@ -31,8 +31,8 @@ from bench.interrupt import deferred_signals
 from bench.profiling import have_pyinstrument, profile_file_stem, profile_workload
 from bench.results import RunWriter, environment_fingerprint
 from bench.sharding import ShardError, parse_shard, shard
+from workloads.catalog.selection import BENCHMARK_DEFAULT_FILTER, SelectionError, select
 from workloads.config import ConfigFileError, TestCase, Workload, load_configs
-from workloads.labels import BENCHMARK_DEFAULT_FILTER, SelectionError, select
 from workloads.result import (
     STATUS_FAILED,
     STATUS_THRESHOLD_MISSED,

@@ -30,7 +30,7 @@ import polars as pl
 
 from bench.compare.samples import OUTCOME_SCHEMA, SCHEMA, outcome_row, outcomes_frame
 from bench.compare.worktrees import GitError
-from workloads.labels import SelectionError, matches, parse_filter
+from workloads.catalog.selection import SelectionError, matches, parse_filter
 
 __all__ = ["UNCOMMON_LABEL", "Recorded", "RecordedError", "load_recorded", "select_recorded"]
 
@@ -184,9 +184,10 @@ def load_recorded(spec: str, side: str, *, store: Path | None = None) -> Recorde
 
 def select_recorded(rec: Recorded, label_filter: str | None, name_regex: str | None
                     ) -> Recorded:
-    """The workloads of ``rec`` whose labels pass ``label_filter`` (workloads.labels syntax;
-    None: no filter) and whose name matches ``name_regex`` (``re.search``). RecordedError
-    when the filter cannot be applied (a source without labels) or leaves nothing."""
+    """The workloads of ``rec`` whose labels pass ``label_filter`` (the syntax of
+    workloads.catalog.selection; None: no filter) and whose name matches ``name_regex``
+    (``re.search``). RecordedError when the filter cannot be applied (a source without
+    labels) or leaves nothing."""
     what = str(rec.side.get("label"))
     try:
         parse_filter(label_filter)

@@ -219,7 +219,7 @@ def run_forked(chosen: Sequence[tuple[Any, Any]], spec: Any, *, jobs: int = 1,
     """Fork one child per workload (``jobs`` at a time) in the current folder; the entries
     of RESULT.json's ``forked`` list, in ``chosen`` order."""
     from bench.measure.worker import MODULES_OUT
-    from workloads.ops_objects import UnsupportedWorkload
+    from workloads.ops.errors import UnsupportedWorkload
     from workloads.runner import execute_workload
 
     class StopAtSetupEnd(UnsupportedWorkload):

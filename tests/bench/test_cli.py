@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from bench.cli import run as run_module
 from bench.cli.main import cli, main
 from tests.builders import tiny_config
+from workloads.catalog.support import support_reason
 from workloads.config import load_configs
-from workloads.support import support_reason
 
 CONFIG = tiny_config(("5Nodes", ["integration-test", "short"], 5, 5, 20),
                      ("10Nodes", ["integration-test"], 10, 2, 30),

@@ -21,8 +21,8 @@ from bench.sharding import (
     workload_features,
 )
 from tests.ci.conftest import TINY
+from workloads.catalog.selection import select
 from workloads.config import load_configs
-from workloads.labels import select
 
 
 @pytest.fixture(scope="module")

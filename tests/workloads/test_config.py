@@ -19,7 +19,7 @@ from workloads.config import (
     resolve,
     validate,
 )
-from workloads.config_ops import (
+from workloads.config.ops import (
     Barrier,
     Churn,
     CreateAny,
@@ -32,7 +32,7 @@ from workloads.config_ops import (
     StopCollectingMetrics,
     UpdateAny,
 )
-from workloads.config_ops_unsupported import CreateResourceClaims
+from workloads.config.ops_unsupported import CreateResourceClaims
 
 UPSTREAM_FILES = upstream_params(lambda folder: [
     pytest.param(p, id=f"{p.parent.name}/{p.name}")

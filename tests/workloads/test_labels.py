@@ -1,4 +1,4 @@
-"""workloads.labels: upstream's GitHub-style label filter and workload selection."""
+"""workloads.catalog.selection: upstream's GitHub-style label filter and workload selection."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workloads.config import TestCase, load_configs
-from workloads.labels import (
+from workloads.catalog.selection import (
     BENCHMARK_DEFAULT_FILTER,
     TEST_DEFAULT_FILTER,
     SelectionError,
@@ -16,6 +15,7 @@ from workloads.labels import (
     parse_filter,
     select,
 )
+from workloads.config import TestCase, load_configs
 
 
 @pytest.mark.parametrize(("label_filter", "labels", "expected"), [

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 import yaml
 
-from workloads.clocks import POD_CREATE_COST
 from workloads.config import TestCase, Workload, load_configs
 from workloads.result import WorkloadResult
 from workloads.runner import Run, execute_workload
+from workloads.runner.clocks import POD_CREATE_COST
 
 NODE = """\
 apiVersion: v1
@@ -186,7 +186,7 @@ def test_create_pods_namespaces_templates_and_waiting(tmp_path):
     big = [p for p in result.placements if p.namespace == "namespace-2"]
     assert [(p.pod, p.node, p.attempts) for p in big] == [("big-0", None, 1), ("big-1", None, 1)]
     assert big[0].reason.startswith("0/2 nodes are available: 2 Insufficient cpu.")
-    assert run.known_ns == {"namespace-1": 0, "namespace-2": 2, "mine": 0}
+    assert run.pods.known_ns == {"namespace-1": 0, "namespace-2": 2, "mine": 0}
     pod = run.cluster.pods["namespace-1/p-0"]
     assert pod.labels == {"app": "web", "signature": "signature-label-0"}
     assert run.cluster.pods["mine/p-1"].labels["signature"] == "signature-label-1"

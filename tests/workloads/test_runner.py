@@ -11,10 +11,18 @@ import pytest
 from scheduler_core.plugins.registry import IN_TREE
 from tests.shared import upstream_params
 from tests.workloads.test_ops import BIG_POD, MEASURE, POD, make_case, placements
-from workloads import runner as runner_module
-from workloads.clocks import ATTEMPT_COST
 from workloads.config import load_configs
-from workloads.runner import ProgressEvent, execute_workload, run_workload
+from workloads.runner import (
+    ProgressEvent,
+    clocks,
+    execute_workload,
+    execution,
+    loop,
+    run_workload,
+    windows,
+)
+from workloads.runner import run as run_module
+from workloads.runner.clocks import ATTEMPT_COST
 
 SCHEDULER_CONFIG = """\
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -170,7 +178,9 @@ class SteppingWallClock:
 
 
 def test_timeout_stops_and_reports(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner_module, "time", SteppingWallClock())
+    clock = SteppingWallClock()
+    for module in (clocks, execution, loop, run_module, windows):  # the runner's wall time
+        monkeypatch.setattr(module, "time", clock)
     tc, w = basic(tmp_path, 50, 100_000)
     result = run_workload(tc, w, timeout=0.2)
     assert result.status == "timeout"

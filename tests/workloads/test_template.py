@@ -391,7 +391,7 @@ def test_render_function_caches_the_parse() -> None:
     text = "x-{{ .Index }}-cache-probe"
     assert render(text, {"Index": 1}) == "x-1-cache-probe"
     assert render(text, {"Index": 2}) == "x-2-cache-probe"
-    from workloads.template import _cached
+    from workloads.template.render import _cached
 
     assert _cached(text, "<template>") is _cached(text, "<template>")
 

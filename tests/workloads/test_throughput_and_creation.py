@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from tests.workloads.test_ops import make_case
-from workloads.clocks import POD_CREATE_COST
 from workloads.config import (
     DEFAULT_THRESHOLD_METRIC_SELECTOR,
     MetricsCollectorConfig,
     load_configs,
 )
-from workloads.config_decode import FrozenDict
-from workloads.metrics import MIN_SAMPLES, RunRecorder, Window, apply_threshold
+from workloads.config.decode import FrozenDict
 from workloads.runner import Run, execute_workload, run_workload
+from workloads.runner.clocks import POD_CREATE_COST
+from workloads.runner.metrics import MIN_SAMPLES, RunRecorder, Window, apply_threshold
 
 CATALOG = Path(__file__).resolve().parents[2] / "workloads" / "configs"
 NO_HISTOGRAMS = MetricsCollectorConfig(FrozenDict())
@@ -162,8 +162,8 @@ def _trace_measured(run: Run, log: list[tuple[str, float, int, int]]) -> None:
         pod = ev.new if ev.new is not None else ev.old
         if ev.kind != "Pod" or pod.namespace != ns:
             return
-        created = len(run.ns_pods.get(ns, {}))
-        bound = run.bound.get(ns, 0)
+        created = len(run.pods.ns_pods.get(ns, {}))
+        bound = run.pods.bound.get(ns, 0)
         if ev.old is None:
             log.append(("created", run.timeline.now(), created, bound))
         elif ev.new is not None and ev.new.node_name and not ev.old.node_name:
@@ -212,8 +212,8 @@ def test_real_clock_creates_the_pods_of_an_op_at_once(tmp_path):
 
         def on_event(ev) -> None:
             if ev.kind == "Pod" and ev.old is None and ev.new.namespace == ns:
-                log.append(("created", 0.0, len(run.ns_pods.get(ns, {})),
-                            run.bound.get(ns, 0)))
+                log.append(("created", 0.0, len(run.pods.ns_pods.get(ns, {})),
+                            run.pods.bound.get(ns, 0)))
         run.cluster.subscribe(on_event)
 
     result, _run = execute_workload(tc, w, clock="real", at_setup_end=trace)

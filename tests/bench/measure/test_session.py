@@ -13,8 +13,8 @@ import pytest
 
 import scheduler_core.framework.runtime
 import scheduler_core.scheduler
-import workloads.metrics
-import workloads.runner
+import workloads.runner.metrics
+import workloads.runner.windows
 from bench.measure.session import run_spec
 from bench.measure.spec import WorkerResult, WorkerSpec
 from tests.bench.measure.helpers import SMALL, SMALLER, write_config
@@ -60,7 +60,7 @@ def calls_under_clock(monkeypatch: pytest.MonkeyPatch, s: WorkerSpec,
     monkeypatch.setattr(time, "process_time", clock)
     monkeypatch.setattr(time, "monotonic", clock)
     memory = fake_clock(step * 1e9)
-    for target in (workloads.metrics, workloads.runner):
+    for target in (workloads.runner.metrics, workloads.runner.windows):
         monkeypatch.setattr(target, "rss_bytes", lambda: int(memory()))
     counts: Counter[str] = Counter()
 

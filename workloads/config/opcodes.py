@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workloads.config_decode import Fields, FrozenDict, Scope
-from workloads.config_ops import (
+from workloads.config.decode import Fields, FrozenDict, Scope
+from workloads.config.ops import (
     Barrier,
     Churn,
     CreateAny,
@@ -20,13 +20,13 @@ from workloads.config_ops import (
     StopCollectingMetrics,
     UpdateAny,
 )
-from workloads.config_ops_unsupported import (
+from workloads.config.ops_unsupported import (
     AllocResourceClaims,
     CreateResourceClaims,
     CreateResourceDriver,
     WaitForPodGroups,
 )
-from workloads.config_yaml import LineDict
+from workloads.config.yaml_lines import LineDict
 
 __all__ = ["OPS", "decode_op"]
 

@@ -1,4 +1,5 @@
-"""Time for a workload run: the scheduler's clock plus the harness's timers.
+"""Time for a workload run: the scheduler's clock plus the harness's timers, and the
+wall-clock budget (:class:`WallBudget`).
 
 Two modes (``run_workload(clock=...)``):
 
@@ -32,7 +33,7 @@ elapsed wall time and an idle scheduler sleeps until the next timer or queue flu
 upstream harness would idle. ``createPods`` creates all its pods at once (pacing them by wall
 time would cap throughput at the pacing rate).
 
-Throughput is measured on the wall clock in both modes (see workloads/metrics.py).
+Throughput is measured on the wall clock in both modes (see workloads/runner/metrics.py).
 """
 
 from __future__ import annotations
@@ -44,7 +45,16 @@ from itertools import count
 
 from scheduler_core.queue.clock import FakeClock, RealClock
 
-__all__ = ["ATTEMPT_COST", "CLOCK_MODES", "IDLE_SLEEP_MAX", "POD_CREATE_COST", "Timeline"]
+__all__ = [
+    "ATTEMPT_COST",
+    "CLOCK_MODES",
+    "IDLE_SLEEP_MAX",
+    "POD_CREATE_COST",
+    "RunTimeout",
+    "Timeline",
+    "TimerFn",
+    "WallBudget",
+]
 
 ATTEMPT_COST = 0.001  # virtual seconds per scheduling attempt
 # virtual seconds between two pods created by createPods (500 pods/s: see the module docstring)
@@ -113,3 +123,23 @@ class Timeline:
         delay = t - self.now()
         if delay > 0:
             time.sleep(min(delay, IDLE_SLEEP_MAX))
+
+
+class RunTimeout(Exception):
+    """The run's wall-clock budget is spent (status "timeout")."""
+
+
+class WallBudget:
+    """The wall time a run may take: it starts when the budget is made and is spent at
+    ``deadline`` (never, without a timeout). Hot loops compare ``time.perf_counter()`` with
+    ``deadline`` themselves and raise :class:`RunTimeout`."""
+
+    __slots__ = ("deadline", "started")
+
+    def __init__(self, timeout: float | None) -> None:
+        self.started = time.perf_counter()
+        self.deadline = self.started + timeout if timeout is not None else float("inf")
+
+    def check(self) -> None:
+        if time.perf_counter() > self.deadline:
+            raise RunTimeout

@@ -22,9 +22,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from workloads.config_decode import FrozenDict, parse_go_duration
-from workloads.config_errors import ConfigFileError
-from workloads.config_ops import (
+from workloads.config.decode import FrozenDict, parse_go_duration
+from workloads.config.errors import ConfigFileError
+from workloads.config.ops import (
     Barrier,
     Churn,
     CreateAny,
@@ -34,10 +34,10 @@ from workloads.config_ops import (
     Sleep,
     UpdateAny,
 )
-from workloads.config_ops_unsupported import CreateResourceDriver
+from workloads.config.ops_unsupported import CreateResourceDriver
 
 if TYPE_CHECKING:
-    from workloads.config import TestCase, Workload
+    from workloads.config.model import TestCase, Workload
 
 __all__ = ["resolve", "resolve_collect"]
 

@@ -13,8 +13,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from workloads.config_decode import EMPTY, Fields, FrozenDict, Scope
-from workloads.config_yaml import LineDict, LineList
+from workloads.config.decode import EMPTY, Fields, FrozenDict, Scope
+from workloads.config.yaml_lines import LineDict, LineList
 
 __all__ = [
     "DEFAULT_METRICS_COLLECTOR_CONFIG",

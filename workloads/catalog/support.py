@@ -8,8 +8,9 @@ no nodes and schedules nothing.
 from __future__ import annotations
 
 from workloads.config import TestCase, Workload, resolve
-from workloads.ops_objects import UnsupportedWorkload
-from workloads.runner import Run
+from workloads.ops.errors import UnsupportedWorkload
+from workloads.runner.options import RunOptions
+from workloads.runner.run import Run
 
 __all__ = ["support_reason"]
 
@@ -23,9 +24,7 @@ def support_reason(test_case: TestCase, workload: Workload) -> str | None:
         return test_case.unsupported_reason
     try:
         ops = resolve(test_case, workload)
-        run = Run(test_case, workload, ops, seed=0, clock="virtual", record_decisions=False,
-                  timeout=None, sample_interval=1.0, progress=None)
-        run.prepare()
+        Run(test_case, workload, ops, RunOptions()).prepare()
     except UnsupportedWorkload as exc:
         return str(exc)
     except Exception:

@@ -1,51 +1,23 @@
-"""Parser for upstream scheduler_perf ``performance-config.yaml`` files, read unmodified.
+"""Reading ``performance-config.yaml`` files: test cases decoded strictly, every error kept.
 
-A config file is a YAML list of test cases; each has a workload template (a list of ops) and
-workloads that fill the template's ``$params``. Decoding is as strict as upstream's
-``yaml.UnmarshalStrict`` + per-op strict JSON decoding: unknown fields are errors, keys match
-case-insensitively, types must fit. On top, the parser checks what upstream only finds at run
-time: referenced template files exist, threshold selectors are valid, metrics collection does
-not overlap.
-
-Public API::
-
-    load_configs(path) -> list[TestCase]            # raises the first ConfigFileError
-    resolve(test_case, workload) -> list[Op]        # concrete ops for one workload
-    validate(paths) -> list[ConfigFileError]        # every error of every file and workload
-
-``path`` is a ``performance-config.yaml`` file or a folder holding
-``<topic>/performance-config.yaml`` files. The topic of a test case is the name of the folder
-holding its config file.
-
-Modules: config_yaml (line-tracking safe YAML), config_decode (strict Go-like field reading, Go
-durations), config_ops / config_ops_unsupported / config_opcodes (op dataclasses and decoding),
-config_metrics (metrics collector config, threshold selectors), config_resolve (params,
-unrolling, defaults), config_errors (ConfigFileError).
+:func:`load_configs` raises the first error; :func:`validate` returns every error of every file
+and of every workload's resolution. ``path`` is a ``performance-config.yaml`` file or a folder
+holding ``<topic>/performance-config.yaml`` files; the topic of a test case is the name of the
+folder holding its config file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workloads.config_decode import (
-    EMPTY,
-    Fields,
-    FrozenDict,
-    Issues,
-    Scope,
-    parse_go_duration,
-    parse_go_duration_ns,
-)
-from workloads.config_errors import ConfigFileError
-from workloads.config_metrics import (
+from workloads.config.decode import EMPTY, Fields, FrozenDict, Issues, Scope
+from workloads.config.errors import ConfigFileError
+from workloads.config.metrics import (
     DEFAULT_METRICS_COLLECTOR_CONFIG,
     DEFAULT_THRESHOLD_METRIC_SELECTOR,
-    EXTENSION_POINTS,
-    PLUGIN_NAMES,
-    LabelValues,
     MetricsCollectorConfig,
     ThresholdMetricSelector,
     check_selector,
@@ -53,113 +25,21 @@ from workloads.config_metrics import (
     read_selector,
     read_threshold,
 )
-from workloads.config_opcodes import OPS, decode_op
-from workloads.config_ops import (
+from workloads.config.model import TestCase, Workload
+from workloads.config.opcodes import decode_op
+from workloads.config.ops import (
     CreatePods,
     CreatePodSets,
     Op,
     StartCollectingMetrics,
     StopCollectingMetrics,
 )
-from workloads.config_resolve import resolve, resolve_collect
-from workloads.config_yaml import LineDict, LineList, YamlLoadError, load_yaml, plain
+from workloads.config.resolve import resolve_collect
+from workloads.config.yaml_lines import LineDict, LineList, YamlLoadError, load_yaml, plain
 
-__all__ = [
-    "CONFIG_FILE_NAME",
-    "DEFAULT_METRICS_COLLECTOR_CONFIG",
-    "DEFAULT_THRESHOLD_METRIC_SELECTOR",
-    "EXTENSION_POINTS",
-    "OPS",
-    "PLUGIN_NAMES",
-    "ConfigFileError",
-    "FrozenDict",
-    "LabelValues",
-    "MetricsCollectorConfig",
-    "Op",
-    "TestCase",
-    "ThresholdMetricSelector",
-    "Workload",
-    "config_files",
-    "load_configs",
-    "parse_go_duration",
-    "parse_go_duration_ns",
-    "resolve",
-    "validate",
-]
+__all__ = ["CONFIG_FILE_NAME", "config_files", "load_configs", "validate"]
 
 CONFIG_FILE_NAME = "performance-config.yaml"
-
-
-# --------------------------------------------------------------------------- test cases
-
-
-@dataclass(frozen=True)
-class Workload:
-    """One sized instance of a test case (a Go sub-benchmark)."""
-
-    name: str
-    test_case: str
-    params: FrozenDict[str, Any]
-    labels: tuple[str, ...]  # the test case's labels, then the workload's own
-    threshold: float | FrozenDict[str, float] | None
-    threshold_metric_selector: ThresholdMetricSelector
-    feature_gates: FrozenDict[str, bool]  # test case gates overridden by the workload's
-    line: int | None = field(default=None, compare=False, repr=False)
-    params_line: int | None = field(default=None, compare=False, repr=False)
-    yaml_path: str = field(default="", compare=False, repr=False)
-
-    @property
-    def full_name(self) -> str:
-        """``<test case>/<workload>``, what ``--name`` is matched against."""
-        return f"{self.test_case}/{self.name}"
-
-    def threshold_for(self, topic: str) -> float:
-        """Upstream thresholds.Get: the topic's value, else the plain number; 0 = no check."""
-        if self.threshold is None:
-            return 0.0
-        if isinstance(self.threshold, Mapping):
-            return float(self.threshold.get(topic, 0.0))
-        return float(self.threshold)
-
-
-@dataclass(frozen=True)
-class TestCase:
-    """One entry of a performance-config.yaml."""
-
-    __test__ = False  # not a pytest test class
-
-    name: str
-    feature_gates: FrozenDict[str, bool]
-    workload_template: tuple[Op, ...]
-    workloads: tuple[Workload, ...]
-    scheduler_config_path: Path | None
-    default_pod_template_path: Path | None
-    labels: tuple[str, ...]
-    default_threshold_metric_selector: ThresholdMetricSelector | None
-    metrics_collector_config: MetricsCollectorConfig | None  # None: the upstream default
-    source: Path
-    topic: str
-    line: int | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def effective_metrics_collector_config(self) -> MetricsCollectorConfig:
-        return self.metrics_collector_config or DEFAULT_METRICS_COLLECTOR_CONFIG
-
-    @property
-    def unsupported_reason(self) -> str | None:
-        """Why schedperf cannot run this test case's workloads (an op it does not model)."""
-        for op in self.workload_template:
-            inner = op.create_pods_op if isinstance(op, CreatePodSets) else op
-            reason = op.unsupported_reason or inner.unsupported_reason
-            if reason:
-                return f"op {op.opcode} ({op.yaml_path}): {reason}"
-        return None
-
-    def workload(self, name: str) -> Workload:
-        for w in self.workloads:
-            if w.name == name:
-                return w
-        raise KeyError(f"{self.name} has no workload {name!r}")
 
 
 # --------------------------------------------------------------------------- decoding

@@ -3,13 +3,13 @@
 Field names are the upstream Go field names in snake_case (``countParam`` -> ``count_param``);
 YAML keys match them case-insensitively. Durations are seconds (floats), template/manifest paths
 are absolute :class:`~pathlib.Path` objects resolved against the config file's folder, and
-mappings are :class:`~workloads.config_decode.FrozenDict`.
+mappings are :class:`~workloads.config.decode.FrozenDict`.
 
 As parsed, ops may still hold ``$param`` references (``count_param="$initNodes"`` with
-``count=0``); :func:`workloads.config.resolve` returns copies with the values filled in.
+``count=0``); :func:`workloads.config.resolve.resolve` returns copies with the values filled in.
 
-Ops this harness cannot run (DRA, pod groups) live in :mod:`workloads.config_ops_unsupported`;
-the opcode registry and the op decoder are in :mod:`workloads.config_opcodes`.
+Ops this harness cannot run (DRA, pod groups) live in :mod:`workloads.config.ops_unsupported`;
+the opcode registry and the op decoder are in :mod:`workloads.config.opcodes`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from workloads.config_decode import EMPTY, Fields, FrozenDict
+from workloads.config.decode import EMPTY, Fields, FrozenDict
 
 __all__ = [
     "CHURN_MODES",

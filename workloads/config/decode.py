@@ -20,8 +20,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypeVar
 
-from workloads.config_errors import ConfigFileError
-from workloads.config_yaml import LineDict, LineList, plain
+from workloads.config.errors import ConfigFileError
+from workloads.config.yaml_lines import LineDict, LineList, plain
 
 __all__ = [
     "EMPTY",

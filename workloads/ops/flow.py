@@ -3,16 +3,18 @@ startCollectingMetrics and stopCollectingMetrics.
 
 Rate-limited work follows Go's ``time.NewTicker``: the first tick is one period after the op
 starts, then one every period. Background work (churn, ``deletePods`` with
-``skipWaitToCompletion``) keeps running until the workload ends.
+``skipWaitToCompletion``) keeps running until the workload ends. Every op gets the run as an
+:class:`~workloads.ops.context.OpContext`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduler_core.api.pod import Pod
 from scheduler_core.errors import SchedulerCoreError
-from workloads.config_ops import (
+from workloads.config.ops import (
     Barrier,
     Churn,
     DeletePods,
@@ -20,16 +22,12 @@ from workloads.config_ops import (
     StartCollectingMetrics,
     StopCollectingMetrics,
 )
-from workloads.ops_objects import (
-    CLUSTER_SCOPED,
-    TemplateFile,
-    UnsupportedWorkload,
-    WorkloadError,
-    unsupported_kind_reason,
-)
+from workloads.ops.errors import UnsupportedWorkload, WorkloadError
+from workloads.ops.manifests import CLUSTER_SCOPED, unsupported_kind_reason
+from workloads.ops.templates import TemplateFile
 
 if TYPE_CHECKING:
-    from workloads.runner import Run
+    from workloads.ops.context import OpContext
 
 __all__ = [
     "prepare_churn",
@@ -41,11 +39,6 @@ __all__ = [
     "run_stop_collecting",
 ]
 
-# a barrier with a label selector or the Attempted stage scans pods; it is re-checked after
-# this many attempts (and whenever the scheduler is idle)
-SCAN_EVERY = 64
-
-
 def _matches(pod: Pod, selector: Any) -> bool:
     if not selector:
         return True
@@ -56,88 +49,87 @@ def _matches(pod: Pod, selector: Any) -> bool:
 # --------------------------------------------------------------------------- barrier
 
 
-def _is_attempted(run: Run, pod: Pod) -> bool:
+def _is_attempted(pod: Pod, failures: Mapping[str, str]) -> bool:
     """Has a PodScheduled condition: bound, failed at least once, or created with scheduling
     gates (kube-apiserver sets PodScheduled=False/SchedulingGated at creation)."""
-    return bool(pod.node_name or pod.key in run.scheduler.failures or pod.spec.scheduling_gates)
+    return bool(pod.node_name or pod.key in failures or pod.spec.scheduling_gates)
 
 
-def run_barrier(run: Run, index: int, op: Barrier) -> None:
+def run_barrier(ctx: OpContext, index: int, op: Barrier) -> None:
+    pods = ctx.pods
     for ns in op.namespaces:
-        if ns not in run.known_ns:
+        if not pods.knows(ns):
             raise WorkloadError(f"unknown namespace {ns}")
-    namespaces = list(op.namespaces) or list(run.known_ns)
     attempted = op.stage_requirement == "Attempted"
     selector = op.label_selector
-    want = {ns: run.known_ns[ns] for ns in namespaces}
+    want = pods.expected(op.namespaces)
 
     def count(ns: str) -> int:
-        pods = run.ns_pods.get(ns, {}).values()
+        in_ns = pods.in_namespace(ns).values()
         if attempted:
-            return sum(1 for p in pods if _matches(p, selector) and _is_attempted(run, p))
-        return sum(1 for p in pods if p.node_name and _matches(p, selector))
+            failures = ctx.failures
+            return sum(1 for p in in_ns if _matches(p, selector) and _is_attempted(p, failures))
+        return sum(1 for p in in_ns if p.node_name and _matches(p, selector))
 
     if not attempted and not selector:
-        bound = run.bound
+        bound = pods.bound
 
         def done() -> bool:
             return all(bound.get(ns, 0) >= n for ns, n in want.items())
     else:
-        done = run.throttled(lambda: all(count(ns) >= n for ns, n in want.items()))
+        done = ctx.throttled(lambda: all(count(ns) >= n for ns, n in want.items()))
 
     def describe() -> str:
         for ns, n in want.items():
             got = count(ns)
             if got < n:
                 stage = "attempted" if attempted else "scheduled"
-                pod = next((p for p in run.ns_pods.get(ns, {}).values()
+                failures = ctx.failures
+                pod = next((p for p in pods.in_namespace(ns).values()
                             if _matches(p, selector) and not (
-                                _is_attempted(run, p) if attempted else p.node_name)), None)
+                                _is_attempted(p, failures) if attempted else p.node_name)),
+                           None)
                 which = f"at least pod {pod.key} is not {stage}: " if pod is not None else ""
                 return (f"error waiting for pods in namespace \"{ns}\": {which}want {n} pods "
                         f"{stage}, got {got}")
         return "barrier not reached"
 
-    run.run_until(done, what="", describe=describe, limited=True)
+    ctx.run_until(done, what="", describe=describe, limited=True)
     if not attempted:
-        if op.namespaces:
-            for ns in op.namespaces:
-                run.known_ns.pop(ns, None)
-        else:
-            run.known_ns.clear()
+        pods.release(op.namespaces)
 
 
 # --------------------------------------------------------------------------- sleep
 
 
-def run_sleep(run: Run, index: int, op: Sleep) -> None:
-    run.run_until(None, until=run.timeline.now() + op.duration, what="sleep")
+def run_sleep(ctx: OpContext, index: int, op: Sleep) -> None:
+    ctx.run_until(None, until=ctx.now() + op.duration, what="sleep")
 
 
 # --------------------------------------------------------------------------- deletePods
 
 
-def run_delete_pods(run: Run, index: int, op: DeletePods) -> None:
+def run_delete_pods(ctx: OpContext, index: int, op: DeletePods) -> None:
     selector = op.label_selector
-    victims = [(p.namespace, p.name) for p in run.ns_pods.get(op.namespace, {}).values()
+    victims = [(p.namespace, p.name) for p in ctx.pods.in_namespace(op.namespace).values()
                if _matches(p, selector)]
 
     def delete(i: int) -> None:
         ns, name = victims[i]
         try:
-            found = run.api.delete_pod(ns, name)
+            found = ctx.api.delete_pod(ns, name)
         except SchedulerCoreError as exc:
             found, detail = False, str(exc)
         else:
             detail = f'pods "{name}" not found'
         if not found:
-            run.errors.append(f"op {index}: unable to delete pod {name}: {detail}")
+            ctx.report_error(f"op {index}: unable to delete pod {name}: {detail}")
 
     if op.delete_pods_per_second == 0:
         for i in range(len(victims)):
             delete(i)
         return
-    run.run_rate_limited(index, len(victims), op.delete_pods_per_second, delete,
+    ctx.run_rate_limited(len(victims), op.delete_pods_per_second, delete,
                          wait=not op.skip_wait_to_completion,
                          what=f"deletePods in namespace {op.namespace}")
 
@@ -145,7 +137,7 @@ def run_delete_pods(run: Run, index: int, op: DeletePods) -> None:
 # --------------------------------------------------------------------------- churn
 
 
-def prepare_churn(run: Run, index: int, op: Churn) -> list[TemplateFile]:
+def prepare_churn(ctx: OpContext, index: int, op: Churn) -> list[TemplateFile]:
     out = []
     for path in op.template_paths:
         tf = TemplateFile(path)
@@ -156,17 +148,16 @@ def prepare_churn(run: Run, index: int, op: Churn) -> list[TemplateFile]:
     return out
 
 
-def run_churn(run: Run, index: int, op: Churn) -> None:
+def run_churn(ctx: OpContext, index: int, op: Churn) -> None:
     """Every interval: ``create`` one object per template (until ``number``, 0 = forever), or
     ``recreate`` (a ring of ``number`` slots per template: delete what a slot holds, else
     create). Creation errors are ignored, as upstream's churn ignores them."""
-    templates: list[TemplateFile] = run.prepared[index]
+    templates: list[TemplateFile] = ctx.prepared(index)
     ns = op.namespace
     assert ns is not None
-    run.api.ensure_namespace(ns)
-    tl = run.timeline
+    ctx.api.ensure_namespace(ns)
     interval = op.interval_milliseconds / 1000
-    api = run.api
+    api = ctx.api
 
     def create(tf: TemplateFile) -> Any:
         manifest = tf.manifest(0, 1)
@@ -179,7 +170,7 @@ def run_churn(run: Run, index: int, op: Churn) -> None:
             return None
         return obj
 
-    start = tl.now()
+    start = ctx.now()
     count = 0
     limit = op.number or None
     slots: list[list[Any]] = [[None] * max(op.number, 1) for _ in templates]
@@ -197,7 +188,7 @@ def run_churn(run: Run, index: int, op: Churn) -> None:
                     try:
                         api.delete(held)
                     except SchedulerCoreError as exc:
-                        run.errors.append(f"op {index}: unable to delete {held.name}: {exc}")
+                        ctx.report_error(f"op {index}: unable to delete {held.name}: {exc}")
                     slots[j][k] = None
                 else:
                     slots[j][k] = create(tf)
@@ -206,17 +197,17 @@ def run_churn(run: Run, index: int, op: Churn) -> None:
             return None
         return start + interval * (count + 1)
 
-    tl.call_at(start + interval, tick)
+    ctx.call_at(start + interval, tick)
 
 
 # --------------------------------------------------------------------------- metrics
 
 
-def run_start_collecting(run: Run, index: int, op: StartCollectingMetrics) -> None:
-    run.open_window(index, op.name, op.namespaces, op.label_selector, op.collectors)
+def run_start_collecting(ctx: OpContext, index: int, op: StartCollectingMetrics) -> None:
+    ctx.open_window(index, op.name, op.namespaces, op.label_selector, op.collectors)
 
 
-def run_stop_collecting(run: Run, index: int, op: StopCollectingMetrics) -> None:
-    if run.window is None:
+def run_stop_collecting(ctx: OpContext, index: int, op: StopCollectingMetrics) -> None:
+    if not ctx.window_open:
         raise WorkloadError("missing startCollectingMetrics operation before stopping")
-    run.close_window(index)
+    ctx.close_window(index)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from workloads.config_decode import Fields
-from workloads.config_ops import Op, check_count, require
+from workloads.config.decode import Fields
+from workloads.config.ops import Op, check_count, require
 
 __all__ = [
     "AllocResourceClaims",

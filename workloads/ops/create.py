@@ -3,28 +3,23 @@ steady state), createAny, updateAny.
 
 Each op has a ``prepare_*`` step, run for every op before the first one executes (templates
 are read and parsed, unmodelled kinds and volumes are found up front), and a ``run_*`` step.
+Both get the run as an :class:`~workloads.ops.context.OpContext`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler_core.api.objects import Namespace
 from scheduler_core.api.pod import Pod
 from scheduler_core.errors import AlreadyExistsError, NotFoundError, SchedulerCoreError
-from workloads.config_ops import CreateAny, CreateNamespaces, CreateNodes, CreatePods, UpdateAny
-from workloads.ops_objects import (
-    NodeFactory,
-    PodFactory,
-    TemplateFile,
-    UnsupportedWorkload,
-    WorkloadError,
-    pod_flags,
-    unsupported_kind_reason,
-)
+from workloads.config.ops import CreateAny, CreateNamespaces, CreateNodes, CreatePods, UpdateAny
+from workloads.ops.errors import UnsupportedWorkload, WorkloadError
+from workloads.ops.factories import NodeFactory, PodFactory
+from workloads.ops.manifests import pod_flags, unsupported_kind_reason
+from workloads.ops.templates import TemplateFile
 
 if TYPE_CHECKING:
-    from workloads.runner import Run
+    from workloads.ops.context import OpContext
 
 __all__ = [
     "prepare_create_any",
@@ -46,17 +41,17 @@ NO_POD_SCHEDULED = ("no pod at all got scheduled, either because of a problem or
 # --------------------------------------------------------------------------- createNodes
 
 
-def prepare_create_nodes(run: Run, index: int, op: CreateNodes) -> NodeFactory:
+def prepare_create_nodes(ctx: OpContext, index: int, op: CreateNodes) -> NodeFactory:
     source = (TemplateFile(op.node_template_path, op.template_params)
               if op.node_template_path is not None else None)
-    return NodeFactory(run.api, source, index, allocatable=op.node_allocatable_strategy,
+    return NodeFactory(ctx.api, source, index, allocatable=op.node_allocatable_strategy,
                        label=op.label_node_prepare_strategy,
                        unique=op.unique_node_label_strategy)
 
 
-def run_create_nodes(run: Run, index: int, op: CreateNodes) -> None:
-    factory: NodeFactory = run.prepared[index]
-    add = run.cluster.add_node
+def run_create_nodes(ctx: OpContext, index: int, op: CreateNodes) -> None:
+    factory: NodeFactory = ctx.prepared(index)
+    add = ctx.cluster.add_node
     count = op.count
     for i in range(count):
         try:
@@ -64,13 +59,13 @@ def run_create_nodes(run: Run, index: int, op: CreateNodes) -> None:
         except SchedulerCoreError as exc:
             raise WorkloadError(f"creating node: {exc}") from None
         if (i & 1023) == 1023:
-            run.check_timeout()
+            ctx.check_timeout()
 
 
 # --------------------------------------------------------------------------- createNamespaces
 
 
-def prepare_create_namespaces(run: Run, index: int, op: CreateNamespaces) -> dict[str, str]:
+def prepare_create_namespaces(ctx: OpContext, index: int, op: CreateNamespaces) -> dict[str, str]:
     if op.namespace_template_path is None:
         return {}
     tf = TemplateFile(op.namespace_template_path)
@@ -85,19 +80,16 @@ def prepare_create_namespaces(run: Run, index: int, op: CreateNamespaces) -> dic
     return {str(k): str(v) for k, v in labels.items()}
 
 
-def run_create_namespaces(run: Run, index: int, op: CreateNamespaces) -> None:
-    labels: dict[str, str] = run.prepared[index]
+def run_create_namespaces(ctx: OpContext, index: int, op: CreateNamespaces) -> None:
+    labels: dict[str, str] = ctx.prepared(index)
     for i in range(op.count):
-        name = f"{op.prefix}-{i}"
-        if name not in run.cluster.namespaces:
-            run.cluster.add_namespace(Namespace(name, dict(labels)))
-        run.known_ns.setdefault(name, 0)
+        ctx.register_namespace(f"{op.prefix}-{i}", labels)
 
 
 # --------------------------------------------------------------------------- createPods
 
 
-def prepare_create_pods(run: Run, index: int, op: CreatePods) -> PodFactory:
+def prepare_create_pods(ctx: OpContext, index: int, op: CreatePods) -> PodFactory:
     if op.persistent_volume_claim_template_path or op.persistent_volume_template_path:
         raise UnsupportedWorkload(
             "persistentVolumeClaimTemplatePath/persistentVolumeTemplatePath give every pod a "
@@ -106,38 +98,38 @@ def prepare_create_pods(run: Run, index: int, op: CreatePods) -> PodFactory:
     assert op.namespace is not None  # resolve() fills it in
     source = (TemplateFile(op.pod_template_path, op.template_params)
               if op.pod_template_path is not None else None)
-    return PodFactory(run.api, source, op.namespace, batch=op.signature_batch_size)
+    return PodFactory(ctx.api, source, op.namespace, batch=op.signature_batch_size)
 
 
-def run_create_pods(run: Run, index: int, op: CreatePods) -> None:
+def run_create_pods(ctx: OpContext, index: int, op: CreatePods) -> None:
     ns = op.namespace
     assert ns is not None
-    run.register_namespace(ns)
-    factory: PodFactory = run.prepared[index]
+    ctx.register_namespace(ns)
+    factory: PodFactory = ctx.prepared(index)
     if op.collect_metrics:
-        run.open_window(index, ns, (ns,), {}, ())
+        ctx.open_window(index, ns, (ns,), {}, ())
     if op.steady_state:
-        _steady_state(run, index, op, factory)
+        _steady_state(ctx, op, factory)
     else:
         # upstream creates every pod before it starts waiting (its 10-minute limit counts
         # from there); the scheduler runs meanwhile
-        run.run_until(run.start_creating_pods(factory, op.count),
+        ctx.run_until(ctx.start_creating_pods(factory, op.count),
                       what=f"creating pods in namespace {ns}")
         if op.skip_wait_to_completion:
-            run.known_ns[ns] = run.known_ns.get(ns, 0) + op.count
+            ctx.pods.expect(ns, op.count)
         else:
-            run.wait_scheduled(index, ns, op.count)
+            ctx.wait_scheduled(ns, op.count)
     if op.collect_metrics:
-        run.close_window(index)
+        ctx.close_window(index)
 
 
-def _steady_state(run: Run, index: int, op: CreatePods, factory: PodFactory) -> None:
+def _steady_state(ctx: OpContext, op: CreatePods, factory: PodFactory) -> None:
     """Upstream createPodsSteadily: ``count`` pods in flight for ``duration``; every pod seen
     scheduled is deleted (grace period 0) and replaced by a new one."""
     ns = op.namespace
     assert ns is not None
-    tl = run.timeline
-    end = tl.now() + op.duration
+    now = ctx.now
+    end = now() + op.duration
     pending: list[Pod] = []
     scheduled = 0
 
@@ -146,21 +138,18 @@ def _steady_state(run: Run, index: int, op: CreatePods, factory: PodFactory) -> 
         batch, pending[:] = list(pending), []
         for pod in batch:
             scheduled += 1
-            run.api.delete_pod(pod.namespace, pod.name, grace_zero=True)
-            run.create_pods(factory, 1)
+            ctx.api.delete_pod(pod.namespace, pod.name, grace_zero=True)
+            ctx.create_pods(factory, 1)
 
     def on_bind(pod: Pod) -> None:
-        if pod.namespace == ns and tl.now() < end:
+        if pod.namespace == ns and now() < end:
             if not pending:
-                tl.call_at(tl.now(), lambda: replace_scheduled())
+                ctx.call_at(now(), lambda: replace_scheduled())
             pending.append(pod)
 
-    run.create_pods(factory, op.count)
-    run.bind_hooks.append(on_bind)
-    try:
-        run.run_until(None, until=end, what=f"steady state in namespace {ns}")
-    finally:
-        run.bind_hooks.remove(on_bind)
+    ctx.create_pods(factory, op.count)
+    with ctx.pods.bind_hook(on_bind):
+        ctx.run_until(None, until=end, what=f"steady state in namespace {ns}")
     if scheduled == 0 and not pending:
         raise WorkloadError(NO_POD_SCHEDULED)
 
@@ -174,47 +163,47 @@ def _template_kind_check(tf: TemplateFile, count: int) -> None:
         raise UnsupportedWorkload(f"{tf.source}: {reason}")
 
 
-def prepare_create_any(run: Run, index: int, op: CreateAny) -> TemplateFile:
+def prepare_create_any(ctx: OpContext, index: int, op: CreateAny) -> TemplateFile:
     assert op.template_path is not None
     tf = TemplateFile(op.template_path, op.template_params)
     _template_kind_check(tf, op.count or 1)
     return tf
 
 
-def run_create_any(run: Run, index: int, op: CreateAny) -> None:
-    tf: TemplateFile = run.prepared[index]
+def run_create_any(ctx: OpContext, index: int, op: CreateAny) -> None:
+    tf: TemplateFile = ctx.prepared(index)
     if op.namespace:
-        run.register_namespace(op.namespace)
+        ctx.register_namespace(op.namespace)
     count = 1 if op.count is None else op.count
     for i in range(count):
         manifest = tf.manifest(i, count)
-        obj = run.api.parse(manifest, source=tf.source, namespace=op.namespace, index=i)
+        obj = ctx.api.parse(manifest, source=tf.source, namespace=op.namespace, index=i)
         try:
-            run.api.create(obj, pod_flags(manifest))
+            ctx.api.create(obj, pod_flags(manifest))
         except SchedulerCoreError as exc:
             raise WorkloadError(f"{tf.source}: create: {exc}") from None
 
 
-def prepare_update_any(run: Run, index: int, op: UpdateAny) -> TemplateFile:
+def prepare_update_any(ctx: OpContext, index: int, op: UpdateAny) -> TemplateFile:
     assert op.template_path is not None
     tf = TemplateFile(op.template_path)
     _template_kind_check(tf, op.count or 1)
     return tf
 
 
-def run_update_any(run: Run, index: int, op: UpdateAny) -> None:
+def run_update_any(ctx: OpContext, index: int, op: UpdateAny) -> None:
     """Update (+UpdateStatus) ``count`` objects, all at once or ``updatePerSecond``; the op
     blocks until done while the scheduler keeps running (upstream's ticker loop)."""
-    tf: TemplateFile = run.prepared[index]
+    tf: TemplateFile = ctx.prepared(index)
     if op.namespace:
-        run.register_namespace(op.namespace)
+        ctx.register_namespace(op.namespace)
     count = 1 if op.count is None else op.count
 
     def update(i: int) -> None:
         manifest = tf.manifest(i, count)
-        obj = run.api.parse(manifest, source=tf.source, namespace=op.namespace, index=i)
+        obj = ctx.api.parse(manifest, source=tf.source, namespace=op.namespace, index=i)
         try:
-            run.api.update(obj, op.subresources)
+            ctx.api.update(obj, op.subresources)
         except NotFoundError as exc:
             where = f' in namespace "{op.namespace}"' if op.namespace else ""
             raise WorkloadError(f"Failed to update object: failed to update object{where}: "
@@ -228,5 +217,5 @@ def run_update_any(run: Run, index: int, op: UpdateAny) -> None:
         for i in range(count):
             update(i)
         return
-    run.run_rate_limited(index, count, op.update_per_second, update, wait=True,
+    ctx.run_rate_limited(count, op.update_per_second, update, wait=True,
                          what=f"updateAny {tf.source}")

@@ -1,0 +1,180 @@
+"""Pod and node factories: one op's template (or upstream's built-in object) -> the object for
+each index, with upstream's labels (``signature``, the hostname, the node prepare strategy)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from scheduler_core.api import Node, Pod
+from workloads.config.ops import (
+    LabelNodePrepareStrategy,
+    NodeAllocatableStrategy,
+    UniqueNodeLabelStrategy,
+)
+from workloads.ops.api import FakeApi
+from workloads.ops.defaults import DEFAULT_NODE, DEFAULT_POD
+from workloads.ops.errors import UnsupportedWorkload, WorkloadError
+from workloads.ops.manifests import (
+    HOSTNAME_LABEL,
+    PodFlags,
+    metadata_of,
+    parse_typed,
+    pod_flags,
+    unsupported_kind_reason,
+    volume_reason,
+)
+from workloads.ops.templates import TemplateFile
+
+__all__ = ["NodeFactory", "PodFactory"]
+
+
+class PodFactory:
+    """Pods of one createPods op (or one steady-state stream): template -> Pod per index.
+
+    Pods from a template file get upstream's ``signature: signature-label-<index / batch>``
+    label (podTemplateWithParams); the built-in pod does not.
+    """
+
+    def __init__(self, api: FakeApi, source: TemplateFile | None, namespace: str, *,
+                 batch: int = 1) -> None:
+        self.api = api
+        self.source = source
+        self.namespace = namespace
+        self.batch = max(1, batch)
+        self.signature = source is not None
+        self.base: Pod | None = None
+        self.fixed_name = ""
+        self.prefix = ""
+        self.flags: PodFlags = (False, False)
+        where = source.source if source is not None else "built-in pod"
+        manifest = source.manifest(0, 1) if source is not None else DEFAULT_POD
+        self._check(manifest, where)
+        if source is None or source.is_static:
+            pod = parse_typed(Pod.from_manifest, manifest, where, default_namespace=namespace)
+            if pod.spec.unsupported_volumes:
+                raise UnsupportedWorkload(volume_reason(pod, where))
+            meta = metadata_of(manifest)
+            self.base = pod
+            self.fixed_name = meta.get("name") or ""
+            self.prefix = meta.get("generateName") or ""
+            self.flags = pod_flags(manifest)
+
+    def _check(self, manifest: Any, where: str) -> None:
+        if not isinstance(manifest, dict):
+            raise WorkloadError(f"{where}: expected a Pod manifest (a mapping)")
+        kind = manifest.get("kind", "Pod")
+        reason = unsupported_kind_reason(kind)
+        if reason:
+            raise UnsupportedWorkload(f"{where}: {reason}")
+        if kind != "Pod":
+            raise WorkloadError(f'{where}: parsing Pod: expected kind "Pod", got "{kind}"')
+        ns = metadata_of(manifest).get("namespace")
+        if ns and ns != self.namespace:
+            raise WorkloadError(f"{where}: the namespace of the provided object ({ns}) does "
+                                f"not match the namespace sent on the request "
+                                f"({self.namespace})")
+
+    def make(self, index: int, count: int) -> tuple[Pod, PodFlags]:
+        base = self.base
+        ns = self.namespace
+        if base is not None:
+            name = self.fixed_name or self.api.pod_name(ns, self.prefix)
+            if self.signature:
+                labels = dict(base.labels)
+                labels["signature"] = f"signature-label-{index // self.batch}"
+                return base.clone(name, ns, labels=labels), self.flags
+            return base.clone(name, ns), self.flags
+        assert self.source is not None
+        manifest = self.source.manifest(index, count)
+        where = f"{self.source.source} (Index {index})"
+        self._check(manifest, where)
+        meta = metadata_of(manifest)
+        pod = parse_typed(Pod.from_manifest, manifest, where, default_namespace=ns)
+        if pod.spec.unsupported_volumes:
+            raise UnsupportedWorkload(volume_reason(pod, where))
+        if not meta.get("name"):
+            pod.name = self.api.pod_name(ns, meta.get("generateName") or "")
+            if not meta.get("uid"):
+                pod.uid = f"{ns}/{pod.name}"
+        pod.namespace = ns
+        pod.labels["signature"] = f"signature-label-{index // self.batch}"
+        return pod, pod_flags(manifest)
+
+
+class NodeFactory:
+    """Nodes of one createNodes op: template (or upstream's base node ``node-<opIndex>-``),
+    the hostname label, and one prepare strategy (allocatable, else round-robin label, else
+    unique label, as upstream's getNodePreparer picks)."""
+
+    def __init__(self, api: FakeApi, source: TemplateFile | None, op_index: int, *,
+                 allocatable: NodeAllocatableStrategy | None = None,
+                 label: LabelNodePrepareStrategy | None = None,
+                 unique: UniqueNodeLabelStrategy | None = None) -> None:
+        self.api = api
+        self.source = source
+        self.where = source.source if source is not None else "built-in node"
+        if allocatable is not None and (allocatable.csi_node_allocatable
+                                        or allocatable.migrated_plugins):
+            raise UnsupportedWorkload(
+                "nodeAllocatableStrategy.csiNodeAllocatable/migratedPlugins create CSINode "
+                "objects: kind CSINode is not modelled by scheduler_core")
+        self.extra_allocatable = dict(allocatable.node_allocatable) if allocatable else {}
+        self.label = None if allocatable else label
+        self.unique = None if (allocatable or label) else unique
+        self.base: Node | None = None
+        self.fixed_name = ""
+        self.prefix = ""
+        if source is None:
+            manifest: Any = copy.deepcopy(DEFAULT_NODE)
+            manifest["metadata"]["generateName"] = f"node-{op_index}-"
+            manifest["status"]["allocatable"] = dict(manifest["status"]["capacity"])
+        else:
+            manifest = source.manifest(0, 1)
+        self._check(manifest, self.where)
+        if source is None or source.is_static:
+            self.base = self._node(manifest, self.where)
+            meta = metadata_of(manifest)
+            self.fixed_name = meta.get("name") or ""
+            self.prefix = meta.get("generateName") or ""
+
+    @staticmethod
+    def _check(manifest: Any, where: str) -> None:
+        if not isinstance(manifest, dict):
+            raise WorkloadError(f"{where}: expected a Node manifest (a mapping)")
+        kind = manifest.get("kind", "Node")
+        reason = unsupported_kind_reason(kind)
+        if reason:
+            raise UnsupportedWorkload(f"{where}: {reason}")
+        if kind != "Node":
+            raise WorkloadError(f'{where}: parsing Node: expected kind "Node", got "{kind}"')
+
+    def _node(self, manifest: dict[str, Any], where: str) -> Node:
+        if self.extra_allocatable:
+            status = dict(manifest.get("status") or {})
+            alloc = dict(status.get("allocatable") or status.get("capacity") or {})
+            alloc.update(self.extra_allocatable)
+            status["allocatable"] = alloc
+            manifest = {**manifest, "status": status}
+        return parse_typed(Node.from_manifest, manifest, where)
+
+    def make(self, index: int, count: int) -> Node:
+        if self.base is not None:
+            base = self.base
+            name = self.fixed_name or self.api.node_name(self.prefix)
+        else:
+            assert self.source is not None
+            manifest = self.source.manifest(index, count)
+            where = f"{self.where} (Index {index})"
+            self._check(manifest, where)
+            base = self._node(manifest, where)
+            meta = metadata_of(manifest)
+            name = meta.get("name") or self.api.node_name(meta.get("generateName") or "")
+        labels = dict(base.labels)
+        labels[HOSTNAME_LABEL] = name
+        if self.label is not None:
+            values = self.label.label_values
+            labels[self.label.label_key] = values[index % len(values)]
+        elif self.unique is not None:
+            labels[self.unique.label_key] = f"{name}-{index}"
+        return base.with_name(name, labels=labels)

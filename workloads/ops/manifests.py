@@ -1,0 +1,73 @@
+"""Rendered object manifests: safe YAML parsing, metadata, deletion flags, and typed objects
+with the harness's errors (a kind or volume scheduler_core does not model is "unsupported")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+
+from scheduler_core.api import UNMODELLED_KINDS, Pod, UnsupportedKindError
+from scheduler_core.errors import SchedulerCoreError
+from workloads.ops.errors import UnsupportedWorkload, WorkloadError
+
+__all__ = [
+    "CLUSTER_SCOPED",
+    "HOSTNAME_LABEL",
+    "PodFlags",
+    "load_yaml_text",
+    "metadata_of",
+    "parse_typed",
+    "pod_flags",
+    "unsupported_kind_reason",
+    "volume_reason",
+]
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+CLUSTER_SCOPED = ("Node", "Namespace", "PriorityClass")
+PodFlags = tuple[bool, bool]  # (deleted at once even when bound, has finalizers)
+
+
+def load_yaml_text(text: str, source: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_Loader)  # a safe loader (CSafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        raise WorkloadError(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+
+
+def unsupported_kind_reason(kind: Any) -> str | None:
+    if kind in UNMODELLED_KINDS:
+        return f"kind {kind} is not modelled by scheduler_core"
+    return None
+
+
+def metadata_of(m: Any) -> dict[str, Any]:
+    """The manifest's ``metadata`` mapping ({} when missing or not a mapping)."""
+    meta = m.get("metadata") if isinstance(m, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def pod_flags(m: Any) -> PodFlags:
+    spec = m.get("spec") if isinstance(m, dict) else None
+    grace = spec.get("terminationGracePeriodSeconds") if isinstance(spec, dict) else None
+    return grace == 0, bool(metadata_of(m).get("finalizers"))
+
+
+def parse_typed(parse: Callable[..., Any], m: Any, source: str, **kw: Any) -> Any:
+    try:
+        return parse(m, source=source, **kw)
+    except UnsupportedKindError as exc:
+        raise UnsupportedWorkload(str(exc)) from None
+    except SchedulerCoreError as exc:
+        raise WorkloadError(str(exc)) from None
+
+
+def volume_reason(pod: Pod, source: str = "") -> str:
+    where = f"{source}: " if source else ""
+    kinds = ", ".join(pod.spec.unsupported_volumes)
+    return (f"{where}pod volumes of kind {kinds} need PersistentVolumeClaim/CSI objects, "
+            "which are not modelled by scheduler_core")

@@ -1,0 +1,57 @@
+"""Object template files: read and parsed once, rendered per object.
+
+A template without actions (``Template.is_static``) is parsed into one manifest shared by every
+object; a template with actions is rendered with ``{"Index": i, "Count": n, **templateParams}``
+and parsed per object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from workloads.ops.errors import WorkloadError
+from workloads.ops.manifests import load_yaml_text
+from workloads.template import Template, TemplateError
+
+__all__ = ["TemplateFile"]
+
+
+class TemplateFile:
+    """One object template file (Go text/template), parsed once."""
+
+    def __init__(self, path: Path, params: Mapping[str, Any] | None = None) -> None:
+        self.path = Path(path)
+        self.source = str(self.path)
+        try:
+            text = self.path.read_text()
+        except OSError as exc:
+            raise WorkloadError(f"{self.source}: cannot read: {exc.strerror or exc}") from None
+        try:
+            self.template = Template(text, source=self.source)
+        except TemplateError as exc:
+            raise WorkloadError(str(exc)) from None
+        self.params = dict(params or {})
+        self.static: Any = (load_yaml_text(self.template.render({}), self.source)
+                            if self.template.is_static else None)
+
+    @property
+    def is_static(self) -> bool:
+        return self.template.is_static
+
+    def manifest(self, index: int, count: int) -> Any:
+        """The parsed object for ``index``; a static template's shared object (do not mutate
+        it: deep-copy first)."""
+        if self.template.is_static:
+            return self.static
+        data = {**self.params, "Index": index, "Count": count}
+        try:
+            text = self.template.render(data)
+        except TemplateError as exc:
+            raise WorkloadError(str(exc)) from None
+        return load_yaml_text(text, f"{self.source} (Index {index})")
+
+    def kind(self, count: int = 1) -> Any:
+        m = self.manifest(0, max(count, 1))
+        return m.get("kind") if isinstance(m, dict) else None
