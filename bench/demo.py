@@ -10,13 +10,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bench.collectors.recorder import CollectingRecorder
 from scheduler_core.api.node import Node
 from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks
 from scheduler_core.queue.clock import FakeClock
 from scheduler_core.scheduler import Scheduler
+from workloads.collectors.recorder import CollectingRecorder
 from workloads.ops.defaults import DEFAULT_NODE, DEFAULT_POD
 
 __all__ = ["BasicResult", "run_scheduling_basic"]

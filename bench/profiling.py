@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from bench.results.dataitems import atomic_write_bytes
+from workloads.results.dataitems import atomic_write_bytes
 
 __all__ = ["have_pyinstrument", "profile_file_stem", "profile_workload"]
 

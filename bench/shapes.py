@@ -9,7 +9,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.collectors.recorder import CollectingRecorder
 from bench.demo import make_nodes
 from scheduler_core.api.objects import Namespace
 from scheduler_core.api.pod import Pod
@@ -17,6 +16,7 @@ from scheduler_core.cluster.store import Cluster
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks
 from scheduler_core.queue.clock import FakeClock
 from scheduler_core.scheduler import Scheduler
+from workloads.collectors.recorder import CollectingRecorder
 from workloads.ops.defaults import DEFAULT_POD
 
 __all__ = ["SHAPES", "Shape", "ShapeResult", "run_shape"]

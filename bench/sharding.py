@@ -10,7 +10,7 @@
 ``schedperf merge`` puts their output folders back together (docs/ci.md).
 
 **Cost model.** A workload's cost is ``pods * (1 + log10(1 + nodes)) * factor + nodes *
-NODE_COST``, where nodes and pods are what its ops create (``bench.cli.list.sizes``): every
+NODE_COST``, where nodes and pods are what its ops create (``bench.selection.sizes``): every
 pod is one scheduling cycle whose filter/score work is vectorised over the node table, so it
 grows slowly with the node count; creating a node is cheap. ``factor`` multiplies the
 :data:`TOPIC_FACTORS` of the test case's topic and the :data:`FEATURE_FACTORS` of the
@@ -42,6 +42,7 @@ from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
 
+from bench.selection import sizes
 from workloads.config import ConfigFileError, TestCase, Workload, resolve
 from workloads.config.ops import Op
 
@@ -140,7 +141,6 @@ def _template_paths(op: Op) -> list[Path]:
 
 def expected_cost(test_case: TestCase, workload: Workload) -> float:
     """Relative expected run time of one workload (module docstring: the cost model)."""
-    from bench.cli.list import sizes  # not at module level: bench.cli.run imports us
 
     if test_case.unsupported_reason is not None:
         return UNSUPPORTED_COST

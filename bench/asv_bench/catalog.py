@@ -55,7 +55,7 @@ def label_filter() -> str:
 
 
 def catalog_dir() -> Path:
-    """The built-in catalog (``bench.cli.run.CATALOG_DIR``), or ``$SCHEDPERF_ASV_CATALOG``."""
+    """The built-in catalog (``bench.selection.CATALOG_DIR``), or ``$SCHEDPERF_ASV_CATALOG``."""
     override = os.environ.get(CATALOG_ENV)
     if override:
         return Path(override).resolve()

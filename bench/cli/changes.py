@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bench.cli.ingest import repo_option, store_option
-from bench.cli.run import BadInput
+from bench.selection import BadInput
 from reports.stats import change_points
 from reports.stats.direction import metric_direction
 from reports.store import (

@@ -34,7 +34,6 @@ import polars as pl
 from click.core import ParameterSource
 from rich.console import Console
 
-from bench.cli.run import BadInput, config_option, load_test_cases, select_workloads
 from bench.compare.judge import build_report
 from bench.compare.measure import SideRun, run_instructions, run_time, side_env
 from bench.compare.recorded import load_recorded, select_recorded
@@ -49,10 +48,12 @@ from bench.compare.worktrees import (
 from bench.interrupt import deferred_signals
 from bench.measure.instructions import valgrind_available
 from bench.measure.spec import WorkerSpec
-from bench.results import atomic_write_bytes, environment_fingerprint
+from bench.selection import BadInput, config_option, load_test_cases, select_workloads
 from reports.accepted import DEFAULT_ACCEPTED_PATH, AcceptedFileError, load_accepted
 from reports.render import parse_report, render
 from reports.stats.compare import MIN_EFFECT
+from workloads.config import TestCase
+from workloads.results import atomic_write_bytes, environment_fingerprint
 
 __all__ = ["compare"]
 
@@ -199,53 +200,16 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
         # recorded results were selected when they were measured: --label filters them only
         # when given (--time-label has no meaning here)
         given = ctx.get_parameter_source("label_filter") is not ParameterSource.DEFAULT
-        flt = label_filter if given else None
-        try:
-            recorded = [select_recorded(load_recorded(spec, name, store=store), flt,
-                                        name_regex)
-                        for spec, name in ((base_results, "base"), (head_results, "head"))]
-        except GitError as exc:
-            raise BadInput(str(exc)) from exc
-        samples = pl.concat([r.samples for r in recorded])
-        outcomes = pl.concat([r.outcomes for r in recorded])
-        used_modes = [m for m in MODES if m in set(samples["mode"].to_list())
-                      | set(outcomes["mode"].to_list())]
-        uncommon_names = set().union(*(r.uncommon for r in recorded))
-        report = build_report(
-            samples, kind="results", base=recorded[0].side, head=recorded[1].side,
-            modes=used_modes, repeat=int(samples["round"].max() or 1), q=q,
-            min_effect=effects, seed=None, label=flt,
-            uncommon=lambda w: w in uncommon_names, accepted=accepted,
-            wall_seconds=time.perf_counter() - started, outcomes=outcomes,
-            extra_settings={"name": name_regex} if name_regex else None)
+        report, samples, outcomes = _compare_recorded(
+            (base_results, head_results), store, label_filter if given else None, name_regex,
+            q=q, effects=effects, accepted=accepted, started=started)
         return _finish(ctx, out, report, samples, outcomes, fail_on_regression, console)
 
     if not modes:
         modes = ("instructions", "time") if valgrind_available() else ("time",)
-    test_cases = load_test_cases(configs)
-    chosen: dict[str, list[str]] = {}
-    uncommon_names = set()
-    labels_of: dict[str, str] = {}
-    not_compared: dict[str, str] = {}
-    for mode in modes:
-        flt = time_label if mode == "time" else label_filter
-        picked = select_workloads(test_cases, flt, name_regex)
-        if forms[1]:
-            # --base-config/--head-config replace each test case's scheduler config: a test
-            # case that brings its own (profiles, out-of-tree plugins) would not run as written
-            own = [(tc, w) for tc, w in picked if tc.scheduler_config_path is not None]
-            for tc, w in own:
-                not_compared[w.full_name] = Path(str(tc.scheduler_config_path)).name
-            picked = [(tc, w) for tc, w in picked if tc.scheduler_config_path is None]
-            if not picked:
-                raise BadInput(f"{mode} label filter {flt!r}: every selected workload's test "
-                               "case sets its own schedulerConfigPath, which --base-config/"
-                               "--head-config would replace; nothing to compare")
-        chosen[mode] = [w.full_name for _, w in picked]
-        uncommon_names |= {w.full_name for _, w in picked if "uncommon" in w.labels}
-        labels_of.update({w.full_name: ",".join(w.labels) for _, w in picked})
-        sources = {str(tc.source) for tc, _ in picked}
-        chosen[mode + ":configs"] = sorted(sources)
+    chosen, uncommon_names, labels_of, not_compared = _choose_workloads(
+        load_test_cases(configs), modes, label_filter, time_label, name_regex,
+        own_config_left_out=forms[1])
     env_fp = environment_fingerprint(clock="virtual", seed=seed)
     env_keep = {k: env_fp.get(k) for k in ("machine", "cpu_model", "cpu_count", "python",
                                            "numpy_version", "blas")}
@@ -334,6 +298,64 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
         say(f"not compared: {len(not_compared)} workload(s) whose test case sets its own "
             f"schedulerConfigPath ({', '.join(sorted(not_compared))})")
     _finish(ctx, out, report, samples, outcomes, fail_on_regression, console)
+
+
+def _compare_recorded(specs: tuple[str, str], store: Path | None, label_filter: str | None,
+                      name_regex: str | None, *, q: float, effects: dict[str, float],
+                      accepted: Any, started: float
+                      ) -> tuple[dict[str, Any], pl.DataFrame, pl.DataFrame]:
+    """The recorded-results form: nothing is rerun; (report, samples, outcomes)."""
+    try:
+        recorded = [select_recorded(load_recorded(spec, name, store=store), label_filter,
+                                    name_regex)
+                    for spec, name in zip(specs, ("base", "head"), strict=True)]
+    except GitError as exc:
+        raise BadInput(str(exc)) from exc
+    samples = pl.concat([r.samples for r in recorded])
+    outcomes = pl.concat([r.outcomes for r in recorded])
+    used_modes = [m for m in MODES if m in set(samples["mode"].to_list())
+                  | set(outcomes["mode"].to_list())]
+    uncommon_names = set().union(*(r.uncommon for r in recorded))
+    report = build_report(
+        samples, kind="results", base=recorded[0].side, head=recorded[1].side,
+        modes=used_modes, repeat=int(samples["round"].max() or 1), q=q,
+        min_effect=effects, seed=None, label=label_filter,
+        uncommon=lambda w: w in uncommon_names, accepted=accepted,
+        wall_seconds=time.perf_counter() - started, outcomes=outcomes,
+        extra_settings={"name": name_regex} if name_regex else None)
+    return report, samples, outcomes
+
+
+def _choose_workloads(test_cases: list[TestCase], modes: tuple[str, ...], label_filter: str,
+                      time_label: str | None, name_regex: str | None, *,
+                      own_config_left_out: bool
+                      ) -> tuple[dict[str, list[str]], set[str], dict[str, str], dict[str, str]]:
+    """Per mode, the workloads to measure and their config files (``<mode>:configs``); the
+    uncommon ones; each one's labels; and those left out because their test case sets its
+    own schedulerConfigPath (``own_config_left_out``: the configs form)."""
+    chosen: dict[str, list[str]] = {}
+    uncommon_names: set[str] = set()
+    labels_of: dict[str, str] = {}
+    not_compared: dict[str, str] = {}
+    for mode in modes:
+        flt = time_label if mode == "time" else label_filter
+        picked = select_workloads(test_cases, flt, name_regex)
+        if own_config_left_out:
+            # --base-config/--head-config replace each test case's scheduler config: a test
+            # case that brings its own (profiles, out-of-tree plugins) would not run as written
+            own = [(tc, w) for tc, w in picked if tc.scheduler_config_path is not None]
+            for tc, w in own:
+                not_compared[w.full_name] = Path(str(tc.scheduler_config_path)).name
+            picked = [(tc, w) for tc, w in picked if tc.scheduler_config_path is None]
+            if not picked:
+                raise BadInput(f"{mode} label filter {flt!r}: every selected workload's test "
+                               "case sets its own schedulerConfigPath, which --base-config/"
+                               "--head-config would replace; nothing to compare")
+        chosen[mode] = [w.full_name for _, w in picked]
+        uncommon_names |= {w.full_name for _, w in picked if "uncommon" in w.labels}
+        labels_of.update({w.full_name: ",".join(w.labels) for _, w in picked})
+        chosen[mode + ":configs"] = sorted({str(tc.source) for tc, _ in picked})
+    return chosen, uncommon_names, labels_of, not_compared
 
 
 def _finish(ctx: click.Context, out: Path, report: dict[str, Any], samples: pl.DataFrame,

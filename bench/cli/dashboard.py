@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from bench.cli.ingest import store_option
-from bench.cli.run import BadInput
+from bench.selection import BadInput
 from reports.dashboard import DEFAULT_TAG_PATTERN, DEFAULT_TITLE, DashboardError, build_site
 
 __all__ = ["dashboard"]

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import click
 
-from bench.cli.run import BadInput
-from bench.results import atomic_write_bytes
+from bench.selection import BadInput
 from workloads import generator as scenarios
 from workloads.generator import CONFIG_FILE, TEMPLATE_DIR, Generated
+from workloads.results import atomic_write_bytes
 
 __all__ = ["DEFAULT_OUT", "generate", "write_generated"]
 

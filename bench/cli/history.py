@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bench.cli.ingest import repo_option, store_option
-from bench.cli.run import BadInput
+from bench.selection import BadInput
 from reports.store import (
     DEFAULT_BUCKETS,
     DEFAULT_METRIC,

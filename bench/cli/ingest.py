@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from bench.cli.run import BadInput
+from bench.selection import BadInput
 from reports.store import (
     DEFAULT_STORE,
     DUPLICATE,

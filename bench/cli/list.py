@@ -20,27 +20,19 @@ from rich.table import Table
 from rich.text import Text
 
 from bench.cli.output import WHOLE, output_console
-from bench.cli.run import config_option, label_option, load_test_cases, select_workloads
+from bench.selection import (
+    config_option,
+    label_option,
+    load_test_cases,
+    select_workloads,
+    sizes,
+)
 from workloads.catalog.support import support_reason
-from workloads.config import ConfigFileError, TestCase, Workload, resolve
-from workloads.config.ops import CreateNodes, CreatePods, CreatePodSets
+from workloads.config import ConfigFileError, TestCase, Workload
 
-__all__ = ["FIELDS", "Listed", "list_workloads", "listed", "sizes"]
+__all__ = ["FIELDS", "Listed", "list_workloads", "listed"]
 
 _SUPPORTED_STYLE = {"yes": "green", "no": "yellow", "error": "red"}
-
-
-def sizes(test_case: TestCase, workload: Workload) -> tuple[int, int]:
-    """(nodes, pods) the workload creates, from its resolved ops (raises ConfigFileError)."""
-    nodes = pods = 0
-    for op in resolve(test_case, workload):
-        if isinstance(op, CreateNodes):
-            nodes += op.count
-        elif isinstance(op, CreatePods):
-            pods += op.count
-        elif isinstance(op, CreatePodSets):
-            pods += op.count * op.create_pods_op.count
-    return nodes, pods
 
 
 @dataclass(frozen=True)

@@ -46,10 +46,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.cli.run import BadInput
-from bench.results import RESULTS_SCHEMA_VERSION, atomic_write_bytes
-from bench.results.dataitems import FILE_PREFIX
-from bench.results.parquet import (
+from bench.selection import BadInput
+from workloads.results import RESULTS_SCHEMA_VERSION, atomic_write_bytes
+from workloads.results.dataitems import FILE_PREFIX
+from workloads.results.parquet import (
     DECISIONS_SCHEMA,
     PLACEMENTS_SCHEMA,
     RESULTS_SCHEMA,

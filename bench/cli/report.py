@@ -13,9 +13,9 @@ from typing import cast
 
 import click
 
-from bench.cli.run import BadInput
-from bench.results import atomic_write_bytes
+from bench.selection import BadInput
 from reports.render import FORMATS, Format, ReportFileError, find_report, load_report, render
+from workloads.results import atomic_write_bytes
 
 __all__ = ["report", "report_text"]
 

@@ -1,6 +1,6 @@
 """``schedperf run``: run the selected scheduler_perf workloads and write their results.
 
-Every finished workload is written at once (bench.results.RunWriter): a run interrupted by
+Every finished workload is written at once (workloads.results.RunWriter): a run interrupted by
 SIGINT or SIGTERM, or killed, keeps every workload that finished. Interrupted, it says how far
 it got and exits 130 (SIGINT) or 143 (SIGTERM).
 
@@ -14,7 +14,7 @@ import re
 import signal
 import sys
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,16 +24,22 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column
 
-import workloads
 from bench.cli.output import WHOLE, output_console
 from bench.cli.run_summary import FORMATS, RunSummary, render
 from bench.interrupt import deferred_signals
 from bench.profiling import have_pyinstrument, profile_file_stem, profile_workload
-from bench.results import RunWriter, environment_fingerprint
+from bench.selection import (
+    BadInput,
+    config_option,
+    label_option,
+    load_test_cases,
+    select_workloads,
+)
 from bench.sharding import ShardError, parse_shard, shard
-from workloads.catalog.selection import BENCHMARK_DEFAULT_FILTER, SelectionError, select
-from workloads.config import ConfigFileError, TestCase, Workload, load_configs
-from workloads.result import (
+from workloads.catalog.selection import BENCHMARK_DEFAULT_FILTER
+from workloads.config import TestCase, Workload
+from workloads.results import RunWriter, environment_fingerprint
+from workloads.results.model import (
     STATUS_FAILED,
     STATUS_THRESHOLD_MISSED,
     STATUS_TIMEOUT,
@@ -41,72 +47,14 @@ from workloads.result import (
 )
 from workloads.runner import ProgressEvent, run_workload
 
-__all__ = [
-    "CATALOG_DIR",
-    "WORKLOAD_FINISHED_HOOKS",
-    "BadInput",
-    "config_option",
-    "label_option",
-    "load_test_cases",
-    "run",
-    "select_workloads",
-]
+__all__ = ["WORKLOAD_FINISHED_HOOKS", "run"]
 
-CATALOG_DIR = Path(workloads.__file__).resolve().parent / "configs"
 FAILING_STATUSES = (STATUS_THRESHOLD_MISSED, STATUS_FAILED, STATUS_TIMEOUT)
 RUN_FAILED = frozenset({STATUS_FAILED, STATUS_TIMEOUT})  # exit 2
 # called as hook(finished, planned) after each workload's files are written (finished runs so
 # far, of workloads x rounds): for tools that follow a run, and for tests that interrupt one
 # at a known point (a hook sends the signal)
 WORKLOAD_FINISHED_HOOKS: list[Callable[[int, int], None]] = []
-
-
-class BadInput(click.ClickException):
-    """Bad input (config errors, a filter matching nothing): one line, exit 2."""
-
-    exit_code = 2
-
-
-def config_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--config", "configs", multiple=True, type=click.Path(path_type=Path),
-        help="A performance-config.yaml or a folder of <topic>/performance-config.yaml "
-             "(repeatable). Default: the built-in catalog.")(f)
-
-
-def label_option(default: str | None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    shown = f" [default: {default!r}; '' selects everything]" if default else ""
-    return click.option(
-        "--label", "label_filter", default=default,
-        help="Label filter, e.g. 'performance,-short' (+x/x: must have, -x: must not)."
-             + shown)
-
-
-def load_test_cases(configs: Sequence[Path]) -> list[TestCase]:
-    """Test cases of every ``--config`` path, or of the built-in catalog without one."""
-    paths = list(configs)
-    if not paths:
-        if not CATALOG_DIR.is_dir():
-            raise BadInput(f"no built-in catalog exists yet ({CATALOG_DIR} is missing): "
-                           "pass --config PATH to a performance-config.yaml or a folder of them")
-        paths = [CATALOG_DIR]
-    test_cases: list[TestCase] = []
-    for path in paths:
-        if not path.exists():
-            raise BadInput(f"--config {path}: no such file or folder")
-        try:
-            test_cases.extend(load_configs(path))
-        except ConfigFileError as exc:
-            raise BadInput(str(exc)) from exc
-    return test_cases
-
-
-def select_workloads(test_cases: Sequence[TestCase], label_filter: str | None,
-                     name_regex: str | None = None) -> list[tuple[TestCase, Workload]]:
-    try:
-        return select(test_cases, label_filter, name_regex)
-    except SelectionError as exc:
-        raise BadInput(str(exc)) from exc
 
 
 def _default_out_dir(now: datetime) -> Path:

@@ -27,7 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bench.interrupt import signal_name
-from workloads.result import (
+from workloads.results.model import (
     STATUS_FAILED,
     STATUS_OK,
     STATUS_THRESHOLD_MISSED,

@@ -53,9 +53,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from bench.measure.launch import FORKED_KEY, PREIMPORT_FILE
+
 __all__ = ["FORKED_FIELDS", "FORKED_KEY", "PREIMPORT_FILE", "main", "preimport", "run_forked"]
 
-FORKED_KEY = "forked"  # RESULT.json's list of per-workload entries
 # one entry of RESULT.json's "forked" list
 FORKED_FIELDS = {
     "name": "the workload",
@@ -74,7 +75,6 @@ FORKED_FIELDS = {
 _KEEP: list[Any] = []  # finished runs, never freed (os._exit skips their teardown)
 _EXIT_CRASH = 1  # a child raised
 # optional, in the run's folder: module names to import before forking (see preimport)
-PREIMPORT_FILE = "preimport.json"
 SETUP_END_REASON = "stopped at the set-up end (the set-up run of an instruction count)"
 
 
@@ -218,7 +218,7 @@ def run_forked(chosen: Sequence[tuple[Any, Any]], spec: Any, *, jobs: int = 1,
                timeout: float | None = None) -> list[dict[str, Any]]:
     """Fork one child per workload (``jobs`` at a time) in the current folder; the entries
     of RESULT.json's ``forked`` list, in ``chosen`` order."""
-    from bench.measure.worker import MODULES_OUT
+    from bench.measure.launch import MODULES_OUT
     from workloads.ops.errors import UnsupportedWorkload
     from workloads.runner import execute_workload
 
@@ -348,9 +348,9 @@ def _error_tail(tag: str, role: str, lines: int = 12) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from bench.measure.coreinfo import core_info, harness_info
+    from bench.measure.launch import MODULES_OUT, fixed_numpy_entropy
     from bench.measure.session import select_workloads, worker_env
     from bench.measure.spec import SpecError, WorkerResult, WorkerSpec, atomic_write_json
-    from bench.measure.worker import MODULES_OUT, fixed_numpy_entropy
 
     result = WorkerResult(core={}, python=sys.version.split()[0], executable=sys.executable,
                           pid=os.getpid(), env={}, spec={})

@@ -51,9 +51,17 @@ from typing import Any
 
 from bench.interrupt import deferred_signals
 from bench.measure.children import ChildProcesses, map_stoppable
-from bench.measure.forked import FORKED_KEY, PREIMPORT_FILE
+from bench.measure.launch import (
+    DETERMINISTIC_ENV,
+    FORKED_KEY,
+    FORKED_MODULE,
+    HARNESS_ROOT,
+    MODULES_OUT,
+    PREIMPORT_FILE,
+    WORKER_MODULE,
+    child_env,
+)
 from bench.measure.spec import SpecError, WorkerResult, WorkerSpec, run_problem
-from bench.measure.worker import MODULES_OUT
 
 __all__ = [
     "DETERMINISTIC_ENV",
@@ -68,20 +76,6 @@ __all__ = [
     "valgrind_available",
 ]
 
-DETERMINISTIC_ENV = {
-    "PYTHONHASHSEED": "0",
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "POLARS_MAX_THREADS": "1",
-}
-# variables that would change what the child Python does before or besides the worker
-_DROPPED_ENV = ("PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONDEVMODE", "PYTHONTRACEMALLOC",
-                "PYTHONPROFILEIMPORTTIME", "PYTHONDONTWRITEBYTECODE", "PYTHONWARNINGS",
-                "PYTHONBREAKPOINT", "PYTHONMALLOC")
-HARNESS_ROOT = Path(__file__).resolve().parents[2]  # the folder holding bench/ and workloads/
-WORKER_MODULE = "bench.measure.worker"
-FORKED_MODULE = "bench.measure.forked"
 METHODS = ("fork", "separate")  # measure_instructions(method=...)
 CACHEGRIND_FILE = "cachegrind.out"
 # forked runs: one output file per process, named by its pid (valgrind expands %p at exit)
@@ -173,27 +167,6 @@ def parse_cachegrind_total(path: Path | str, event: str = "Ir") -> int:
     if event not in events or len(summary) != len(events):
         raise CachegrindError(f"{path}: no {event} total (events: {' '.join(events)})")
     return int(summary[events.index(event)])
-
-
-def child_env(env: Mapping[str, str] | None = None, *,
-              hash_seed: int | None = 0) -> dict[str, str]:
-    """The worker's environment: ``env`` (default os.environ) with DETERMINISTIC_ENV set, the
-    variables that alter the interpreter removed, and the harness root appended to PYTHONPATH
-    (entries already there, such as a worktree's scheduler_core, keep their precedence).
-    ``hash_seed=None`` leaves str hashing randomised (only to measure what that costs)."""
-    out = dict(os.environ if env is None else env)
-    for var in _DROPPED_ENV:
-        out.pop(var, None)
-    out.update(DETERMINISTIC_ENV)
-    if hash_seed is None:
-        out["PYTHONHASHSEED"] = "random"
-    else:
-        out["PYTHONHASHSEED"] = str(hash_seed)
-    entries = [e for e in out.get("PYTHONPATH", "").split(os.pathsep) if e]
-    if not any(Path(e).resolve() == HARNESS_ROOT for e in entries):
-        entries.append(str(HARNESS_ROOT))
-    out["PYTHONPATH"] = os.pathsep.join(entries)
-    return out
 
 
 @dataclass

@@ -235,7 +235,7 @@ def run_paced_pair(specs: Sequence[WorkerSpec], folders: Sequence[Path],
     The workers run in process groups of their own (registered with ``children``, so the
     caller can stop them from another thread); both groups are killed when this returns or
     raises."""
-    from bench.measure.instructions import WORKER_MODULE, child_env
+    from bench.measure.launch import WORKER_MODULE, child_env
 
     children = children if children is not None else ChildProcesses()
 

@@ -40,7 +40,7 @@ def choose_workloads(configs: Sequence[Path], label: str | None, name_regex: str
                      ) -> tuple[str, list[tuple[Any, Any]]]:
     """(label used, [(test case, workload)]): ``label``, or ``default`` falling back to
     ``fallback`` when no workload carries ``default``."""
-    from bench.cli.run import BadInput, load_test_cases, select_workloads
+    from bench.selection import BadInput, load_test_cases, select_workloads
 
     test_cases = load_test_cases(configs)
 

@@ -42,7 +42,6 @@ from pathlib import Path
 
 import polars as pl
 
-from bench.results.parquet import STATUS_METRIC
 from reports.dashboard.model import MetricHistory, Point, Workload
 from reports.stats import change_points, metric_direction
 from reports.store import (
@@ -59,7 +58,8 @@ from reports.store import (
     scan_store,
 )
 from reports.store.history import workload_names
-from workloads.result import STATUS_OK, STATUS_THRESHOLD_MISSED
+from workloads.results.model import STATUS_OK, STATUS_THRESHOLD_MISSED
+from workloads.results.parquet import STATUS_METRIC
 
 __all__ = ["HEADLINE_METRIC", "MIN_SIZE", "UNCOMMON_LABEL", "choose_buckets",
            "load_workloads", "page_name", "version_ranks"]

@@ -22,9 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.results.dataitems import atomic_write_bytes
 from reports.store.problems import StoreError
 from reports.store.schema import RESULTS_SCHEMA_VERSION
+from workloads.results.dataitems import atomic_write_bytes
 
 try:
     import fcntl

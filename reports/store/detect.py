@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.results.dataitems import FILE_PREFIX
 from reports.store.ingest_run import RESULTS_FILE, RUN_SIDE_FILES
 from reports.store.problems import Malformed
 from reports.store.schema import SOURCE_ASV, SOURCE_DATAITEMS, SOURCE_PYTEST, SOURCE_RUN
+from workloads.results.dataitems import FILE_PREFIX
 
 __all__ = ["SKIP", "Candidate", "expand", "identify", "load_json"]
 

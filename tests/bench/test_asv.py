@@ -20,7 +20,7 @@ from bench.asv_bench import catalog
 from scheduler_core.framework.config import DEFAULT_MULTIPOINT
 from scheduler_core.plugins.not_modelled import _VolumePlaceholder
 from scheduler_core.plugins.registry import IN_TREE
-from workloads.result import DataItem, WorkloadResult
+from workloads.results.model import DataItem, WorkloadResult
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "asv.conf.json"
@@ -198,7 +198,7 @@ def test_discover_skips_a_broken_file(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_catalog_dir_is_the_cli_catalog(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench.cli.run import CATALOG_DIR
+    from bench.selection import CATALOG_DIR
 
     monkeypatch.delenv(catalog.CATALOG_ENV, raising=False)
     assert catalog.catalog_dir() == CATALOG_DIR

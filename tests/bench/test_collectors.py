@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from bench.collectors.histograms import histogram_summary
-from bench.collectors.throughput import ThroughputCollector, summarize
+from workloads.collectors.histograms import histogram_summary
+from workloads.collectors.throughput import ThroughputCollector, summarize
 
 
 class Scripted:

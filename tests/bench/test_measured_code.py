@@ -12,19 +12,19 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from bench.results import (
+from tests.builders import git, tiny_config, two_commit_core_repo
+from workloads.results import (
     core_origin,
     environment_fingerprint,
     measured_code_warning,
     named_checkout,
 )
-from bench.results.environment import (
+from workloads.results.environment import (
     ORIGIN_CHECKOUT,
     ORIGIN_INSTALLED_HEAD,
     ORIGIN_OTHER,
     ORIGIN_SITE_PACKAGES,
 )
-from tests.builders import git, tiny_config, two_commit_core_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 

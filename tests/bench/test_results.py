@@ -12,7 +12,7 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from bench.results import (
+from workloads.results import (
     RESULTS_SCHEMA_VERSION,
     atomic_write_bytes,
     dataitems_file_name,
@@ -25,7 +25,7 @@ from bench.results import (
     write_progress_files,
     write_results_parquet,
 )
-from workloads.result import DataItem, Decision, Placement, WorkloadResult
+from workloads.results.model import DataItem, Decision, Placement, WorkloadResult
 
 WHEN = datetime(2025, 4, 23, 11, 53, 49, tzinfo=UTC)
 

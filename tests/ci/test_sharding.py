@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.cli.run import CATALOG_DIR
+from bench.selection import CATALOG_DIR
 from bench.sharding import (
     FEATURE_FACTORS,
     UNSUPPORTED_COST,

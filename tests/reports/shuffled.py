@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.results.parquet import write_results_parquet
 from tests.reports.gitrepo import START, make_repo
-from workloads.result import DataItem, WorkloadResult
+from workloads.results.model import DataItem, WorkloadResult
+from workloads.results.parquet import write_results_parquet
 
 __all__ = ["FLAT", "MEASURED", "ONE", "ONE_VALUES", "STEP", "Shuffled", "make_shuffled"]
 

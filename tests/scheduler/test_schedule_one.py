@@ -280,7 +280,7 @@ def test_permit_reject_requeues(make_scheduler, monkeypatch):
 
 @pytest.mark.parametrize(("percent", "sampled"), [(100, 20), (10, 2), (0, 0)])
 def test_plugin_metrics_are_sampled_deterministically(make_scheduler, percent, sampled):
-    from bench.collectors.recorder import CollectingRecorder
+    from workloads.collectors.recorder import CollectingRecorder
 
     recorder = CollectingRecorder(plugin_sample_percent=percent)
     cluster, sched = make_scheduler(nodes(3), recorder=recorder)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.cli.run import CATALOG_DIR
+from bench.selection import CATALOG_DIR
 from workloads.config import load_configs
 from workloads.runner import run_workload
 

@@ -4,7 +4,7 @@ A :class:`Window` is one upstream metrics collection (``createPods`` with
 ``collectMetrics``, or ``startCollectingMetrics`` .. ``stopCollectingMetrics``). While it is
 open:
 
-* SchedulingThroughput: a :class:`~bench.collectors.throughput.ThroughputCollector` on the wall
+* SchedulingThroughput: a :class:`~workloads.collectors.throughput.ThroughputCollector` on the wall
   clock (``time.perf_counter``), ticked between scheduling attempts; it counts pods whose
   ``nodeName`` went from empty to set in the window's namespaces (and label selector), as
   upstream's informer-based collector does since #127499, so pods deleted later still count.
@@ -16,7 +16,7 @@ open:
   no item, and a threshold on it fails naming why (:meth:`Window.no_throughput_reason`).
 * histograms: the run's :class:`RunRecorder` is reset when the window opens (upstream resets the
   metric families) and summarised with
-  :func:`~bench.collectors.histograms.histogram_summary` when it closes, one DataItem per
+  :func:`~workloads.collectors.histograms.histogram_summary` when it closes, one DataItem per
   label-value combination of the test case's metrics collector config, in ms. The recorder's
   ``NormalizeScore`` plugin timings are reported as upstream's ``ScoreExtensionNormalize``
   extension point. ``scheduler_pod_scheduling_duration_seconds`` (and its ``_sli_`` variant,
@@ -43,12 +43,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.collectors.histograms import histogram_summary
-from bench.collectors.recorder import CollectingRecorder
-from bench.collectors.throughput import PERCENTILES, ThroughputCollector, summarize
 from scheduler_core.api.pod import Pod
+from workloads.collectors.histograms import histogram_summary
+from workloads.collectors.recorder import CollectingRecorder
+from workloads.collectors.throughput import PERCENTILES, ThroughputCollector, summarize
 from workloads.config import MetricsCollectorConfig, ThresholdMetricSelector
-from workloads.result import DataItem
+from workloads.results.model import DataItem
 
 # psutil.Process() of this process, made on first use (False: psutil is missing). Not at
 # import: importing psutil and creating the Process read /proc, whose changing numbers would

@@ -1,5 +1,5 @@
 """A results store made the way users make one: ``schedperf run``-style results.parquet files
-(bench.results.write_results_parquet) for sixteen commits of a real git repository, ingested
+(workloads.results.write_results_parquet) for sixteen commits of a real git repository, ingested
 with the store's own ingest, plus the frozen asv fixtures. One workload steps down by 20 % at
 commit 8, one is uncommon, one is named ``<script>alert(1)</script>``; the repository tags
 commit 2 ``v0.1.0`` (a release) and commit 4 ``experiment`` (not a release).
@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.results.parquet import write_results_parquet
 from reports.dashboard import build_site
 from reports.store import ingest_paths
 from tests.reports.store.conftest import ASV_RESULTS
-from workloads.result import DataItem, WorkloadResult
+from workloads.results.model import DataItem, WorkloadResult
+from workloads.results.parquet import write_results_parquet
 
 SCRIPT = "<script>alert(1)</script>"
 COMMITS = 16

@@ -10,10 +10,10 @@ from click.testing import CliRunner
 
 from bench.cli.changes import changes as changes_command
 from bench.cli.changes import find_changes
-from bench.results.parquet import write_results_parquet
 from reports.store import ingest_paths
 from tests.reports.gitrepo import make_repo
 from tests.reports.store.test_history import _result
+from workloads.results.parquet import write_results_parquet
 
 START = datetime(2025, 3, 1, tzinfo=UTC)
 

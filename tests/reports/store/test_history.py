@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from bench.cli.history import history as history_command
-from bench.results.parquet import write_results_parquet
 from reports.store import HistoryError, history, ingest_paths
 from tests.reports.gitrepo import make_repo
 from tests.reports.store.conftest import ASV_RESULTS, PYTEST_FILE
-from workloads.result import DataItem, WorkloadResult
+from workloads.results.model import DataItem, WorkloadResult
+from workloads.results.parquet import write_results_parquet
 
 # pods/s Average per commit (three commits of a real repository) for two workloads; commit c3
 # ran twice (two runs)

@@ -15,13 +15,13 @@ The columns are documented in ``docs/results-schema.md``.
 
 from __future__ import annotations
 
-from bench.results.dataitems import (
+from workloads.results.dataitems import (
     atomic_write_bytes,
     dataitems_file_name,
     dataitems_payload,
     write_dataitems,
 )
-from bench.results.environment import (
+from workloads.results.environment import (
     CoreOrigin,
     core_origin,
     environment_fingerprint,
@@ -29,8 +29,8 @@ from bench.results.environment import (
     measured_code_warning,
     named_checkout,
 )
-from bench.results.incremental import RunWriter
-from bench.results.parquet import (
+from workloads.results.incremental import RunWriter
+from workloads.results.parquet import (
     RESULTS_SCHEMA_VERSION,
     placement_rows,
     result_rows,
@@ -38,7 +38,7 @@ from bench.results.parquet import (
     write_placements_parquet,
     write_results_parquet,
 )
-from bench.results.progress import progress_file_stem, progress_lines, write_progress_files
+from workloads.results.progress import progress_file_stem, progress_lines, write_progress_files
 
 __all__ = [
     "RESULTS_SCHEMA_VERSION",

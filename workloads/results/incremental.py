@@ -33,8 +33,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.results.dataitems import atomic_write_bytes, dataitems_payload, write_dataitems
-from bench.results.parquet import (
+from workloads.results.dataitems import atomic_write_bytes, dataitems_payload, write_dataitems
+from workloads.results.model import WorkloadResult
+from workloads.results.parquet import (
     DECISIONS_SCHEMA,
     PLACEMENTS_SCHEMA,
     RESULTS_SCHEMA,
@@ -42,8 +43,7 @@ from bench.results.parquet import (
     placement_rows,
     result_rows,
 )
-from bench.results.progress import write_progress_files
-from workloads.result import WorkloadResult
+from workloads.results.progress import write_progress_files
 
 __all__ = ["RESULTS_FILE", "RunWriter"]
 
