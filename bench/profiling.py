@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from workloads.results.dataitems import atomic_write_bytes
+from workloads.output.dataitems import atomic_write_bytes
 
 __all__ = ["have_pyinstrument", "profile_file_stem", "profile_workload"]
 

@@ -32,7 +32,7 @@ LAYERS = ("scheduler_core", "workloads", "reports", "bench")
 @dataclass(frozen=True)
 class LayerScan:
     """What :func:`scan` found: ``upward`` as ``"<module> imports <name>"`` lines (the name as
-    written, e.g. ``workloads.results.parquet.STATUS_METRIC``) and ``cycles`` as sorted tuples
+    written, e.g. ``workloads.output.parquet.STATUS_METRIC``) and ``cycles`` as sorted tuples
     of module names, over ``modules`` modules."""
 
     upward: frozenset[str]

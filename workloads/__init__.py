@@ -6,7 +6,7 @@
 * ``template/``: the Go ``text/template`` subset object templates use;
 * ``ops/``: what each op of a workload template does to the cluster;
 * ``runner/``: run one workload against ``scheduler_core`` and report a
-  :class:`~workloads.results.model.WorkloadResult` (``result.py``, the contract with bench and
+  :class:`~workloads.result.WorkloadResult` (``result.py``, the contract with bench and
   reports);
 * ``generator/``: random scenarios that combine scheduling features;
 * ``example_plugins/``: out-of-tree plugins the catalog names by import path.

@@ -53,7 +53,7 @@ from reports.accepted import DEFAULT_ACCEPTED_PATH, AcceptedFileError, load_acce
 from reports.render import parse_report, render
 from reports.stats.compare import MIN_EFFECT
 from workloads.config import TestCase
-from workloads.results import atomic_write_bytes, environment_fingerprint
+from workloads.output import atomic_write_bytes, environment_fingerprint
 
 __all__ = ["compare"]
 

@@ -15,7 +15,7 @@ import click
 from bench.selection import BadInput
 from workloads import generator as scenarios
 from workloads.generator import CONFIG_FILE, TEMPLATE_DIR, Generated
-from workloads.results import atomic_write_bytes
+from workloads.output import atomic_write_bytes
 
 __all__ = ["DEFAULT_OUT", "generate", "write_generated"]
 

@@ -47,9 +47,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.selection import BadInput
-from workloads.results import RESULTS_SCHEMA_VERSION, atomic_write_bytes
-from workloads.results.dataitems import FILE_PREFIX
-from workloads.results.parquet import (
+from workloads.output import RESULTS_SCHEMA_VERSION, atomic_write_bytes
+from workloads.output.dataitems import FILE_PREFIX
+from workloads.output.parquet import (
     DECISIONS_SCHEMA,
     PLACEMENTS_SCHEMA,
     RESULTS_SCHEMA,

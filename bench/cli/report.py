@@ -15,7 +15,7 @@ import click
 
 from bench.selection import BadInput
 from reports.render import FORMATS, Format, ReportFileError, find_report, load_report, render
-from workloads.results import atomic_write_bytes
+from workloads.output import atomic_write_bytes
 
 __all__ = ["report", "report_text"]
 

@@ -1,6 +1,6 @@
 """``schedperf run``: run the selected scheduler_perf workloads and write their results.
 
-Every finished workload is written at once (workloads.results.RunWriter): a run interrupted by
+Every finished workload is written at once (workloads.output.RunWriter): a run interrupted by
 SIGINT or SIGTERM, or killed, keeps every workload that finished. Interrupted, it says how far
 it got and exits 130 (SIGINT) or 143 (SIGTERM).
 
@@ -38,8 +38,8 @@ from bench.selection import (
 from bench.sharding import ShardError, parse_shard, shard
 from workloads.catalog.selection import BENCHMARK_DEFAULT_FILTER
 from workloads.config import TestCase, Workload
-from workloads.results import RunWriter, environment_fingerprint
-from workloads.results.model import (
+from workloads.output import RunWriter, environment_fingerprint
+from workloads.result import (
     STATUS_FAILED,
     STATUS_THRESHOLD_MISSED,
     STATUS_TIMEOUT,

@@ -27,7 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bench.interrupt import signal_name
-from workloads.results.model import (
+from workloads.result import (
     STATUS_FAILED,
     STATUS_OK,
     STATUS_THRESHOLD_MISSED,

@@ -53,9 +53,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from bench.measure.launch import FORKED_KEY, PREIMPORT_FILE
-
-__all__ = ["FORKED_FIELDS", "FORKED_KEY", "PREIMPORT_FILE", "main", "preimport", "run_forked"]
+__all__ = ["FORKED_FIELDS", "main", "preimport", "run_forked"]
 
 # one entry of RESULT.json's "forked" list
 FORKED_FIELDS = {
@@ -218,7 +216,7 @@ def run_forked(chosen: Sequence[tuple[Any, Any]], spec: Any, *, jobs: int = 1,
                timeout: float | None = None) -> list[dict[str, Any]]:
     """Fork one child per workload (``jobs`` at a time) in the current folder; the entries
     of RESULT.json's ``forked`` list, in ``chosen`` order."""
-    from bench.measure.launch import MODULES_OUT
+    from bench.measure.worker import MODULES_OUT
     from workloads.ops.errors import UnsupportedWorkload
     from workloads.runner import execute_workload
 
@@ -348,9 +346,10 @@ def _error_tail(tag: str, role: str, lines: int = 12) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from bench.measure.coreinfo import core_info, harness_info
-    from bench.measure.launch import MODULES_OUT, fixed_numpy_entropy
+    from bench.measure.launch import FORKED_KEY, PREIMPORT_FILE
     from bench.measure.session import select_workloads, worker_env
     from bench.measure.spec import SpecError, WorkerResult, WorkerSpec, atomic_write_json
+    from bench.measure.worker import MODULES_OUT, fixed_numpy_entropy
 
     result = WorkerResult(core={}, python=sys.version.split()[0], executable=sys.executable,
                           pid=os.getpid(), env={}, spec={})

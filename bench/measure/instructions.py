@@ -56,12 +56,12 @@ from bench.measure.launch import (
     FORKED_KEY,
     FORKED_MODULE,
     HARNESS_ROOT,
-    MODULES_OUT,
     PREIMPORT_FILE,
     WORKER_MODULE,
     child_env,
 )
 from bench.measure.spec import SpecError, WorkerResult, WorkerSpec, run_problem
+from bench.measure.worker import MODULES_OUT
 
 __all__ = [
     "DETERMINISTIC_ENV",

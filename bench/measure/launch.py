@@ -1,13 +1,12 @@
 """What the measurement processes agree on before any of them starts: environment variable
 and file names, the module names a worker is started as, the worker's environment and the
-fixed numpy entropy. The lowest module of ``bench.measure``: it imports nothing of bench, so
+the worker's environment. The lowest module of ``bench.measure``: it imports nothing of bench, so
 the orchestrators (instructions, pacing) and the workers (worker, forked) can all use it
 without importing each other."""
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -16,16 +15,11 @@ __all__ = [
     "FORKED_KEY",
     "FORKED_MODULE",
     "HARNESS_ROOT",
-    "MODULES_OUT",
     "PREIMPORT_FILE",
     "WORKER_MODULE",
     "child_env",
-    "fixed_numpy_entropy",
 ]
 
-# environment variable: when set, the worker also writes there the JSON list of the Python
-# source files it imported (bench.measure.instructions asks native warm-up runs for it)
-MODULES_OUT = "SCHEDPERF_MODULES_OUT"
 FORKED_KEY = "forked"  # RESULT.json's list of per-workload entries (forked runs)
 PREIMPORT_FILE = "preimport.json"
 DETERMINISTIC_ENV = {
@@ -63,25 +57,3 @@ def child_env(env: Mapping[str, str] | None = None, *,
         entries.append(str(HARNESS_ROOT))
     out["PYTHONPATH"] = os.pathsep.join(entries)
     return out
-
-
-def fixed_numpy_entropy() -> bool:
-    """Import numpy.random with ``SystemRandom.getrandbits`` (where numpy's SeedSequence takes
-    entropy from, directly or through ``secrets``) returning fixed bits, so that the legacy
-    global RandomState created at import is seeded the same in every run. Returns False when
-    numpy.random was already imported (too late to change anything)."""
-    if "numpy.random" in sys.modules:
-        return False
-    import random
-
-    original = random.SystemRandom.getrandbits
-
-    def fixed(self: random.SystemRandom, k: int) -> int:
-        return random.Random(k).getrandbits(k)
-
-    random.SystemRandom.getrandbits = fixed  # type: ignore[method-assign]
-    try:
-        import numpy.random  # noqa: F401 - binds numpy's entropy source now
-    finally:
-        random.SystemRandom.getrandbits = original  # type: ignore[method-assign]
-    return True

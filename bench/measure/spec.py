@@ -259,7 +259,7 @@ def atomic_write_json(path: Path | str, data: Any) -> Path:
     (readers see no file or the whole file). The temporary name is ``.<name>.<pid>.tmp``, not
     a random one (drawing random names takes a random number of instructions), and a plain
     string, not a Path (pathlib interns path parts: a pid in the interned-string table moves
-    dict probes by a few instructions from run to run). Not workloads.results' writer: importing
+    dict probes by a few instructions from run to run). Not workloads.output' writer: importing
     that package loads polars and pyarrow, which would inflate every worker start."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

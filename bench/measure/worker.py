@@ -32,9 +32,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from bench.measure.launch import MODULES_OUT, fixed_numpy_entropy
-
 __all__ = ["MODULES_OUT", "fixed_numpy_entropy", "main"]
+
+# environment variable: when set, the worker also writes there the JSON list of the Python
+# source files it imported (bench.measure.instructions asks native warm-up runs for it)
+MODULES_OUT = "SCHEDPERF_MODULES_OUT"
 
 _KEEP: list[Any] = []  # instructions mode: finished runs, never freed (see run_spec)
 
@@ -50,6 +52,28 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--slice", type=float, metavar="S",
                    help="paced run: seconds per turn [default: pacing.DEFAULT_SLICE]")
     return p
+
+
+def fixed_numpy_entropy() -> bool:
+    """Import numpy.random with ``SystemRandom.getrandbits`` (where numpy's SeedSequence takes
+    entropy from, directly or through ``secrets``) returning fixed bits, so that the legacy
+    global RandomState created at import is seeded the same in every run. Returns False when
+    numpy.random was already imported (too late to change anything)."""
+    if "numpy.random" in sys.modules:
+        return False
+    import random
+
+    original = random.SystemRandom.getrandbits
+
+    def fixed(self: random.SystemRandom, k: int) -> int:
+        return random.Random(k).getrandbits(k)
+
+    random.SystemRandom.getrandbits = fixed  # type: ignore[method-assign]
+    try:
+        import numpy.random  # noqa: F401 - binds numpy's entropy source now
+    finally:
+        random.SystemRandom.getrandbits = original  # type: ignore[method-assign]
+    return True
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -58,8 +58,8 @@ from reports.store import (
     scan_store,
 )
 from reports.store.history import workload_names
-from workloads.results.model import STATUS_OK, STATUS_THRESHOLD_MISSED
-from workloads.results.parquet import STATUS_METRIC
+from workloads.output.parquet import STATUS_METRIC
+from workloads.result import STATUS_OK, STATUS_THRESHOLD_MISSED
 
 __all__ = ["HEADLINE_METRIC", "MIN_SIZE", "UNCOMMON_LABEL", "choose_buckets",
            "load_workloads", "page_name", "version_ranks"]

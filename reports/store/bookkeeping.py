@@ -24,7 +24,7 @@ from typing import Any
 
 from reports.store.problems import StoreError
 from reports.store.schema import RESULTS_SCHEMA_VERSION
-from workloads.results.dataitems import atomic_write_bytes
+from workloads.output.dataitems import atomic_write_bytes
 
 try:
     import fcntl

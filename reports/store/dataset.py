@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from reports.store.schema import STORE_SCHEMA, polars_schema
-from workloads.results.dataitems import atomic_write_bytes
+from workloads.output.dataitems import atomic_write_bytes
 
 __all__ = ["PART_GLOB", "partition_keys", "remove_stale_temp_files", "scan_store",
            "split_partitions", "store_files", "write_parts"]

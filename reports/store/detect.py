@@ -25,7 +25,7 @@ from typing import Any
 from reports.store.ingest_run import RESULTS_FILE, RUN_SIDE_FILES
 from reports.store.problems import Malformed
 from reports.store.schema import SOURCE_ASV, SOURCE_DATAITEMS, SOURCE_PYTEST, SOURCE_RUN
-from workloads.results.dataitems import FILE_PREFIX
+from workloads.output.dataitems import FILE_PREFIX
 
 __all__ = ["SKIP", "Candidate", "expand", "identify", "load_json"]
 

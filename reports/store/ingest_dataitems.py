@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from reports.store.problems import Malformed, field, number
 from reports.store.schema import SOURCE_DATAITEMS, table_from_rows
-from workloads.results.dataitems import FILE_PREFIX
+from workloads.output.dataitems import FILE_PREFIX
 
 __all__ = ["DATAITEMS_NAME", "parse_dataitems", "split_name"]
 

@@ -1,4 +1,4 @@
-"""The store's one schema: the columns of ``results.parquet`` (``workloads.results.parquet``,
+"""The store's one schema: the columns of ``results.parquet`` (``workloads.output.parquet``,
 schema_version ``RESULTS_SCHEMA_VERSION``) followed by the store columns:
 
     source          what the rows were read from: ``run`` (a ``schedperf run`` folder or its
@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from workloads.results.parquet import RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
+from workloads.output.parquet import RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
 
 __all__ = [
     "DEFAULT_STORE",

@@ -20,7 +20,7 @@ from bench.asv_bench import catalog
 from scheduler_core.framework.config import DEFAULT_MULTIPOINT
 from scheduler_core.plugins.not_modelled import _VolumePlaceholder
 from scheduler_core.plugins.registry import IN_TREE
-from workloads.results.model import DataItem, WorkloadResult
+from workloads.result import DataItem, WorkloadResult
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "asv.conf.json"

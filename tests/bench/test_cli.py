@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
+from bench import selection as selection_module
 from bench.cli import run as run_module
 from bench.cli.main import cli, main
 from tests.builders import tiny_config
@@ -148,7 +149,7 @@ def test_config_error_exits_2_with_one_line(tmp_path):
 
 
 def test_no_builtin_catalog_exits_2(tmp_path, monkeypatch):
-    monkeypatch.setattr(run_module, "CATALOG_DIR", tmp_path / "absent")
+    monkeypatch.setattr(selection_module, "CATALOG_DIR", tmp_path / "absent")
     result = invoke("run")
     assert result.exit_code == 2
     assert "no built-in catalog exists yet" in result.output

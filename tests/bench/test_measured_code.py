@@ -13,13 +13,13 @@ import polars as pl
 import pytest
 
 from tests.builders import git, tiny_config, two_commit_core_repo
-from workloads.results import (
+from workloads.output import (
     core_origin,
     environment_fingerprint,
     measured_code_warning,
     named_checkout,
 )
-from workloads.results.environment import (
+from workloads.output.environment import (
     ORIGIN_CHECKOUT,
     ORIGIN_INSTALLED_HEAD,
     ORIGIN_OTHER,

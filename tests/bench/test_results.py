@@ -12,7 +12,7 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from workloads.results import (
+from workloads.output import (
     RESULTS_SCHEMA_VERSION,
     atomic_write_bytes,
     dataitems_file_name,
@@ -25,7 +25,7 @@ from workloads.results import (
     write_progress_files,
     write_results_parquet,
 )
-from workloads.results.model import DataItem, Decision, Placement, WorkloadResult
+from workloads.result import DataItem, Decision, Placement, WorkloadResult
 
 WHEN = datetime(2025, 4, 23, 11, 53, 49, tzinfo=UTC)
 

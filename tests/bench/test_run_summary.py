@@ -15,7 +15,7 @@ from rich.console import Console
 from bench.cli.main import main
 from bench.cli.run_summary import RunSummary, render
 from tests.builders import tiny_config
-from workloads.results.model import WorkloadResult
+from workloads.result import WorkloadResult
 
 LONG = "A_workload_name_far_longer_than_any_terminal_column_would_show_in_full_" + "x" * 40
 

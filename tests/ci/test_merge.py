@@ -15,7 +15,7 @@ import pytest
 from bench.cli.merge import MergeError, merge, merge_run_dirs
 from reports.store import ingest_paths, scan_store
 from tests.ci.conftest import invoke
-from workloads.results.parquet import DECISIONS_SCHEMA, PLACEMENTS_SCHEMA, RESULTS_SCHEMA
+from workloads.output.parquet import DECISIONS_SCHEMA, PLACEMENTS_SCHEMA, RESULTS_SCHEMA
 
 STATUS = "workload_status"
 

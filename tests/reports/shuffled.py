@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from tests.reports.gitrepo import START, make_repo
-from workloads.results.model import DataItem, WorkloadResult
-from workloads.results.parquet import write_results_parquet
+from workloads.output.parquet import write_results_parquet
+from workloads.result import DataItem, WorkloadResult
 
 __all__ = ["FLAT", "MEASURED", "ONE", "ONE_VALUES", "STEP", "Shuffled", "make_shuffled"]
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from workloads.config import TestCase, Workload, load_configs
-from workloads.results.model import WorkloadResult
+from workloads.result import WorkloadResult
 from workloads.runner import Run, execute_workload
 from workloads.runner.clocks import POD_CREATE_COST
 

@@ -37,7 +37,7 @@ from scheduler_core.framework.interface import Code, CycleState, Status
 from scheduler_core.framework.runtime import Framework
 from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.scheduler import CycleRecord, Scheduler
-from workloads.results.model import Decision
+from workloads.result import Decision
 
 __all__ = ["DecisionFramework", "DecisionLog"]
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from scheduler_core.errors import SchedulerCoreError
 from workloads.config import ConfigFileError, TestCase, Workload, resolve
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
-from workloads.results.model import (
+from workloads.result import (
     STATUS_FAILED,
     STATUS_OK,
     STATUS_THRESHOLD_MISSED,

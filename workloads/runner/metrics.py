@@ -48,7 +48,7 @@ from workloads.collectors.histograms import histogram_summary
 from workloads.collectors.recorder import CollectingRecorder
 from workloads.collectors.throughput import PERCENTILES, ThroughputCollector, summarize
 from workloads.config import MetricsCollectorConfig, ThresholdMetricSelector
-from workloads.results.model import DataItem
+from workloads.result import DataItem
 
 # psutil.Process() of this process, made on first use (False: psutil is missing). Not at
 # import: importing psutil and creating the Process read /proc, whose changing numbers would

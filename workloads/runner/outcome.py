@@ -7,7 +7,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from scheduler_core.api.pod import Pod
-from workloads.results.model import Placement, WorkloadResult
+from workloads.result import Placement, WorkloadResult
 from workloads.runner.metrics import fill_labels
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from workloads.ops.api import FakeApi
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.ops.factories import PodFactory
 from workloads.ops.registry import PREPARE, RUN
-from workloads.results.model import WorkloadResult
+from workloads.result import WorkloadResult
 from workloads.runner.clocks import POD_CREATE_COST, RunTimeout, Timeline, WallBudget
 from workloads.runner.decisions import DecisionLog
 from workloads.runner.gates import FeatureGates

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from scheduler_core.scheduler import Scheduler
 from workloads.config import TestCase, Workload
 from workloads.ops.errors import WorkloadError
-from workloads.results.model import DataItem
+from workloads.result import DataItem
 from workloads.runner.metrics import (
     POINT_ALIASES,
     THROUGHPUT_METRIC,

@@ -1,5 +1,5 @@
 """A results store made the way users make one: ``schedperf run``-style results.parquet files
-(workloads.results.write_results_parquet) for sixteen commits of a real git repository, ingested
+(workloads.output.write_results_parquet) for sixteen commits of a real git repository, ingested
 with the store's own ingest, plus the frozen asv fixtures. One workload steps down by 20 % at
 commit 8, one is uncommon, one is named ``<script>alert(1)</script>``; the repository tags
 commit 2 ``v0.1.0`` (a release) and commit 4 ``experiment`` (not a release).
@@ -21,8 +21,8 @@ import pytest
 from reports.dashboard import build_site
 from reports.store import ingest_paths
 from tests.reports.store.conftest import ASV_RESULTS
-from workloads.results.model import DataItem, WorkloadResult
-from workloads.results.parquet import write_results_parquet
+from workloads.output.parquet import write_results_parquet
+from workloads.result import DataItem, WorkloadResult
 
 SCRIPT = "<script>alert(1)</script>"
 COMMITS = 16

@@ -95,8 +95,8 @@ def test_asv_site_found_beside_the_store(one_commit: Project, tmp_path: Path) ->
 
 def test_store_of_status_rows_only(tmp_path: Path) -> None:
     """Rows but no metric to show: the index says so instead of failing."""
-    from workloads.results.model import WorkloadResult
-    from workloads.results.parquet import write_results_parquet
+    from workloads.output.parquet import write_results_parquet
+    from workloads.result import WorkloadResult
 
     runs = tmp_path / "runs"
     write_results_parquet(runs / "results.parquet",

@@ -13,7 +13,7 @@ from bench.cli.changes import find_changes
 from reports.store import ingest_paths
 from tests.reports.gitrepo import make_repo
 from tests.reports.store.test_history import _result
-from workloads.results.parquet import write_results_parquet
+from workloads.output.parquet import write_results_parquet
 
 START = datetime(2025, 3, 1, tzinfo=UTC)
 

@@ -14,8 +14,8 @@ from bench.cli.history import history as history_command
 from reports.store import HistoryError, history, ingest_paths
 from tests.reports.gitrepo import make_repo
 from tests.reports.store.conftest import ASV_RESULTS, PYTEST_FILE
-from workloads.results.model import DataItem, WorkloadResult
-from workloads.results.parquet import write_results_parquet
+from workloads.output.parquet import write_results_parquet
+from workloads.result import DataItem, WorkloadResult
 
 # pods/s Average per commit (three commits of a real repository) for two workloads; commit c3
 # ran twice (two runs)

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 
 from reports.store import ingest_paths, scan_store, store_files
 from tests.reports.store.conftest import PYTEST_FILE
-from workloads.results.parquet import RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
+from workloads.output.parquet import RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
 
 ADDED = ["scheduler_core_origin", "scheduler_core_dirty", "scheduler_core_warning"]
 

@@ -19,8 +19,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from workloads.results.dataitems import atomic_write_bytes
-from workloads.results.model import STATUS_OK, Decision, WorkloadResult
+from workloads.output.dataitems import atomic_write_bytes
+from workloads.result import STATUS_OK, Decision, WorkloadResult
 
 __all__ = [
     "DECISIONS_SCHEMA",

@@ -20,8 +20,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from workloads.results.dataitems import _atomic_write_new
-from workloads.results.model import WorkloadResult
+from workloads.output.dataitems import _atomic_write_new
+from workloads.result import WorkloadResult
 
 __all__ = ["progress_file_stem", "progress_lines", "write_progress_files"]
 

@@ -33,9 +33,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from workloads.results.dataitems import atomic_write_bytes, dataitems_payload, write_dataitems
-from workloads.results.model import WorkloadResult
-from workloads.results.parquet import (
+from workloads.output.dataitems import atomic_write_bytes, dataitems_payload, write_dataitems
+from workloads.output.parquet import (
     DECISIONS_SCHEMA,
     PLACEMENTS_SCHEMA,
     RESULTS_SCHEMA,
@@ -43,7 +42,8 @@ from workloads.results.parquet import (
     placement_rows,
     result_rows,
 )
-from workloads.results.progress import write_progress_files
+from workloads.output.progress import write_progress_files
+from workloads.result import WorkloadResult
 
 __all__ = ["RESULTS_FILE", "RunWriter"]
 

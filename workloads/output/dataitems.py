@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from workloads.results.model import DataItem, WorkloadResult
+from workloads.result import DataItem, WorkloadResult
 
 __all__ = [
     "FILE_PREFIX",

@@ -15,13 +15,13 @@ The columns are documented in ``docs/results-schema.md``.
 
 from __future__ import annotations
 
-from workloads.results.dataitems import (
+from workloads.output.dataitems import (
     atomic_write_bytes,
     dataitems_file_name,
     dataitems_payload,
     write_dataitems,
 )
-from workloads.results.environment import (
+from workloads.output.environment import (
     CoreOrigin,
     core_origin,
     environment_fingerprint,
@@ -29,8 +29,8 @@ from workloads.results.environment import (
     measured_code_warning,
     named_checkout,
 )
-from workloads.results.incremental import RunWriter
-from workloads.results.parquet import (
+from workloads.output.incremental import RunWriter
+from workloads.output.parquet import (
     RESULTS_SCHEMA_VERSION,
     placement_rows,
     result_rows,
@@ -38,7 +38,7 @@ from workloads.results.parquet import (
     write_placements_parquet,
     write_results_parquet,
 )
-from workloads.results.progress import progress_file_stem, progress_lines, write_progress_files
+from workloads.output.progress import progress_file_stem, progress_lines, write_progress_files
 
 __all__ = [
     "RESULTS_SCHEMA_VERSION",
