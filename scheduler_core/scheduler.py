@@ -45,7 +45,7 @@ from scheduler_core.framework.metrics import (
     NoopRecorder,
 )
 from scheduler_core.framework.runtime import Framework
-from scheduler_core.nodetable.accounting import Placement
+from scheduler_core.nodetable.accounting import SlotPods
 from scheduler_core.queue.clock import Clock, FakeClock
 from scheduler_core.queue.scheduling_queue import PriorityQueue
 
@@ -140,7 +140,7 @@ class _Handle:
     def delete_nominated_pod(self, pod: Pod) -> None:
         self._s.queue.delete_nominated_pod(pod)
 
-    def nominated_placement(self, pod: Pod) -> Placement:
+    def nominated_placement(self, pod: Pod) -> SlotPods:
         """The pods the nominated pass adds while ``pod`` is scheduled, per slot: nominated
         there, of priority >= the pod's, not the pod itself, not bound (memoised for the
         cycle scheduling ``pod``)."""
@@ -206,7 +206,7 @@ class Scheduler(SchedulePod):
         self._plugin_sample_tick = 99  # the first cycle is sampled
         self._error_retry_generation = -1
         self._cycle_pod: Pod | None = None  # the pod of the scheduling cycle under way
-        self._nominated_memo: tuple[Pod, Placement] | None = None
+        self._nominated_memo: tuple[Pod, SlotPods] | None = None
         cluster.subscribe(self._on_event)
         if reject_unknown_scheduler:
             cluster.admission_hooks.append(self._admit)

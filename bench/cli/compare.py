@@ -39,7 +39,7 @@ from bench.compare.measure import SideRun, run_instructions, run_time, side_env
 from bench.compare.recorded import load_recorded, select_recorded
 from bench.compare.samples import outcomes_frame, to_frame
 from bench.compare.worktrees import (
-    GitError,
+    WorktreeError,
     checked_out,
     core_path_entry,
     is_ancestor,
@@ -259,7 +259,7 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
 
             def in_base(commit: str) -> bool:
                 return is_ancestor(root, commit, base_commit)
-        except GitError as exc:
+        except WorktreeError as exc:
             raise BadInput(str(exc)) from exc
         kind, configs_used = "refs", (None, None)
     else:
@@ -309,7 +309,7 @@ def _compare_recorded(specs: tuple[str, str], store: Path | None, label_filter: 
         recorded = [select_recorded(load_recorded(spec, name, store=store), label_filter,
                                     name_regex)
                     for spec, name in zip(specs, ("base", "head"), strict=True)]
-    except GitError as exc:
+    except WorktreeError as exc:
         raise BadInput(str(exc)) from exc
     samples = pl.concat([r.samples for r in recorded])
     outcomes = pl.concat([r.outcomes for r in recorded])

@@ -29,7 +29,7 @@ from typing import Any
 import polars as pl
 
 from bench.compare.samples import OUTCOME_SCHEMA, SCHEMA, outcome_row, outcomes_frame
-from bench.compare.worktrees import GitError
+from bench.compare.worktrees import WorktreeError
 from workloads.catalog.selection import SelectionError, matches, parse_filter
 
 __all__ = ["UNCOMMON_LABEL", "Recorded", "RecordedError", "load_recorded", "select_recorded"]
@@ -39,7 +39,7 @@ ENV_COLUMNS = ("machine", "cpu_model", "cpu_count", "python", "numpy_version", "
 UNCOMMON_LABEL = "uncommon"
 
 
-class RecordedError(GitError):
+class RecordedError(WorktreeError):
     """Recorded results that cannot be used (bad input: exit 2)."""
 
 

@@ -25,13 +25,20 @@ from pathlib import Path
 
 from bench.interrupt import deferred_signals
 
-__all__ = ["GitError", "Side", "checked_out", "core_path_entry", "is_ancestor", "repo_root",
-           "resolve_ref"]
+__all__ = [
+    "Side",
+    "WorktreeError",
+    "checked_out",
+    "core_path_entry",
+    "is_ancestor",
+    "repo_root",
+    "resolve_ref",
+]
 
 CORE_PACKAGE = "scheduler_core"
 
 
-class GitError(Exception):
+class WorktreeError(Exception):
     """A git command failed or a ref does not name a commit (bad input: exit 2)."""
 
 
@@ -42,10 +49,10 @@ def _git(repo: Path, *args: str) -> str:
         proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
                               check=False, start_new_session=True)
     except FileNotFoundError as exc:
-        raise GitError("git is not installed (needed to compare refs)") from exc
+        raise WorktreeError("git is not installed (needed to compare refs)") from exc
     if proc.returncode != 0:
         detail = proc.stderr.strip().splitlines()
-        raise GitError(f"git {' '.join(args)}: {detail[-1] if detail else 'failed'}")
+        raise WorktreeError(f"git {' '.join(args)}: {detail[-1] if detail else 'failed'}")
     return proc.stdout.strip()
 
 
@@ -53,8 +60,8 @@ def repo_root(path: Path) -> Path:
     """The top folder of the git checkout holding ``path``."""
     try:
         return Path(_git(path, "rev-parse", "--show-toplevel"))
-    except GitError as exc:
-        raise GitError(f"{path} is not inside a git checkout: comparing refs needs the "
+    except WorktreeError as exc:
+        raise WorktreeError(f"{path} is not inside a git checkout: comparing refs needs the "
                        "schedperf repository (or pass --base-results/--head-results)") from exc
 
 
@@ -62,20 +69,20 @@ def is_ancestor(repo: Path, commit: str, of: str) -> bool:
     """Whether ``commit`` is in the history of ``of`` (False when git cannot tell)."""
     try:
         _git(repo, "merge-base", "--is-ancestor", commit, of)
-    except GitError:
+    except WorktreeError:
         return False
     return True
 
 
 def resolve_ref(repo: Path, ref: str) -> str:
-    """The full commit hash ``ref`` names; GitError naming the ref when there is none."""
+    """The full commit hash ``ref`` names; WorktreeError naming the ref when there is none."""
     if not ref or ref.startswith("-"):
-        raise GitError(f"{ref!r} is not a git ref")
+        raise WorktreeError(f"{ref!r} is not a git ref")
     try:
         return _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options",
                     f"{ref}^{{commit}}")
-    except GitError:
-        raise GitError(f"unknown git ref {ref!r} in {repo} (git rev-parse --verify found no "
+    except WorktreeError:
+        raise WorktreeError(f"unknown git ref {ref!r} in {repo} (git rev-parse --verify found no "
                        "commit by that name)") from None
 
 
@@ -109,18 +116,18 @@ def checked_out(repo: Path, refs: list[str]) -> Iterator[list[Side]]:
                 added.append(path)
                 _git(repo, "worktree", "add", "--detach", "--quiet", str(path), commit)
             if not (path / CORE_PACKAGE).is_dir():
-                raise GitError(f"{ref} ({commit[:12]}) has no {CORE_PACKAGE}/ folder: "
+                raise WorktreeError(f"{ref} ({commit[:12]}) has no {CORE_PACKAGE}/ folder: "
                                "not a schedperf commit")
             sides.append(Side(ref, commit, path))
         yield sides
     finally:
         with deferred_signals():
             for path in added:
-                with contextlib.suppress(GitError):
+                with contextlib.suppress(WorktreeError):
                     _git(repo, "worktree", "remove", "--force", str(path))
             if tmp is not None:
                 shutil.rmtree(tmp, ignore_errors=True)
-            with contextlib.suppress(GitError):
+            with contextlib.suppress(WorktreeError):
                 _git(repo, "worktree", "prune")
 
 

@@ -347,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from bench.measure.coreinfo import core_info, harness_info
     from bench.measure.launch import FORKED_KEY, PREIMPORT_FILE
-    from bench.measure.session import select_workloads, worker_env
+    from bench.measure.session import resolve_spec_workloads, worker_env
     from bench.measure.spec import SpecError, WorkerResult, WorkerSpec, atomic_write_json
     from bench.measure.worker import MODULES_OUT, fixed_numpy_entropy
 
@@ -370,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             result.core = core_info(allow_subprocess=False)
             result.harness = harness_info()
-            chosen = select_workloads(spec)
+            chosen = resolve_spec_workloads(spec)
             preimport(_read_json(PREIMPORT_FILE) or ())
         except ImportError as exc:
             result.error = f"cannot import scheduler_core: {exc}"

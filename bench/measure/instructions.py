@@ -268,9 +268,9 @@ def _per_workload_configs(spec: WorkerSpec) -> dict[str, list[str]]:
     """For each workload, only the config file that defines it, so a counted worker does not
     parse a whole catalog (slow under valgrind). Falls back to the spec's configs."""
     try:
-        from bench.measure.session import select_workloads
+        from bench.measure.session import resolve_spec_workloads
 
-        chosen = select_workloads(spec)
+        chosen = resolve_spec_workloads(spec)
     except (SpecError, ImportError):
         return {name: list(spec.configs) for name in spec.workloads}
     return {w.full_name: [str(tc.source)] for tc, w in chosen}

@@ -29,8 +29,14 @@ from bench.measure.spec import SpecError, WorkerResult, WorkerSpec, WorkloadMeas
 if TYPE_CHECKING:
     from bench.measure.pacing import TurnPacer
 
-__all__ = ["ENV_VARIABLES", "measure_workload", "measurement_of", "run_spec", "select_workloads",
-           "worker_env"]
+__all__ = [
+    "ENV_VARIABLES",
+    "measure_workload",
+    "measurement_of",
+    "resolve_spec_workloads",
+    "run_spec",
+    "worker_env",
+]
 
 # environment variables that change what a run does or how fast it goes, recorded as given
 ENV_VARIABLES = ("PYTHONHASHSEED", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -50,7 +56,7 @@ def worker_env(mode: str) -> dict[str, Any]:
     return env
 
 
-def select_workloads(spec: WorkerSpec) -> list[tuple[Any, Any]]:
+def resolve_spec_workloads(spec: WorkerSpec) -> list[tuple[Any, Any]]:
     """(test case, workload) per spec name, in spec order, with the scheduler_config override
     applied. Raises SpecError for unreadable configs and names found nowhere or twice."""
     from workloads.config import ConfigFileError, load_configs
@@ -164,7 +170,7 @@ def run_spec(spec: WorkerSpec, *, keep_alive: list[Any] | None = None,
         return result
     result.harness = harness_info()
     try:
-        chosen = select_workloads(spec)
+        chosen = resolve_spec_workloads(spec)
     except SpecError as exc:
         result.error = str(exc)
         return result

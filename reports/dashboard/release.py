@@ -25,7 +25,7 @@ _TIMEOUT = 120
 class ReleaseGitError(Exception):
     """The ``--repo`` checkout cannot give the release history (not a git checkout, unknown
     ref, bad tag pattern). Distinct from ``reports.store.GitError`` (the store's commit
-    details) and ``bench.compare.worktrees.GitError`` (compare's checkouts)."""
+    details) and ``bench.compare.worktrees.WorktreeError`` (compare's checkouts)."""
 
 
 @dataclass(frozen=True)

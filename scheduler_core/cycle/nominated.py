@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scheduler_core.framework.interface import CycleState, Status
-from scheduler_core.nodetable.accounting import Placement
+from scheduler_core.nodetable.accounting import SlotPods
 from scheduler_core.plugins.node_local import node_local
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ _FEW_SLOTS = 8  # a nominated pass over at most this many nodes looks up just th
 _PRIORITY = attrgetter("priority")
 _NODE_NAME = attrgetter("node_name")
 _UID = attrgetter("uid")
-_NO_PLACEMENT = Placement([], np.zeros(0, dtype=np.int64), 0)  # no nominated pods to add
+_NO_NOMINATED_PODS = SlotPods([], np.zeros(0, dtype=np.int64), 0)  # no nominated pods to add
 
 
 class NominatedPass:
@@ -44,9 +44,9 @@ class NominatedPass:
     cluster: Cluster
     queue: PriorityQueue
     _cycle_pod: Pod | None
-    _nominated_memo: tuple[Pod, Placement] | None
+    _nominated_memo: tuple[Pod, SlotPods] | None
 
-    def nominated_placement(self, pod: Pod, slots: np.ndarray | None = None) -> Placement:
+    def nominated_placement(self, pod: Pod, slots: np.ndarray | None = None) -> SlotPods:
         """The pods the nominated pass adds while ``pod`` is scheduled, per slot: nominated
         there, of priority >= the pod's, not the pod itself, not bound. Memoised for the
         cycle scheduling ``pod``; a few ``slots`` only (when not memoised yet) are looked up
@@ -73,10 +73,10 @@ class NominatedPass:
         with suppress(ValueError):  # the pod itself, if nominated (at most once)
             keep[list(map(_UID, found)).index(pod.uid)] = False
         if not keep.any():
-            placement = _NO_PLACEMENT
+            placement = _NO_NOMINATED_PODS
         else:
             pods = found if keep.all() else [found[i] for i in np.flatnonzero(keep).tolist()]
-            placement = Placement(pods, where[keep], table.capacity)
+            placement = SlotPods(pods, where[keep], table.capacity)
         if not few and pod is self._cycle_pod:
             self._nominated_memo = (pod, placement)
         return placement

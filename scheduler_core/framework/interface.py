@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from scheduler_core.api.pod import Pod
     from scheduler_core.cluster.store import Cluster
     from scheduler_core.framework.runtime import Framework
-    from scheduler_core.nodetable.accounting import Placement
+    from scheduler_core.nodetable.accounting import SlotPods
     from scheduler_core.nodetable.table import NodeTable
     from scheduler_core.queue.clock import Clock
 
@@ -309,7 +309,7 @@ class Handle(Protocol):
 
     def delete_nominated_pod(self, pod: Pod) -> None: ...
 
-    def nominated_placement(self, pod: Pod) -> Placement:
+    def nominated_placement(self, pod: Pod) -> SlotPods:
         """The pods the nominated pass adds while ``pod`` is scheduled, per slot: nominated
         there, of priority >= the pod's, not the pod itself, not bound."""
         ...

@@ -30,7 +30,7 @@ from scheduler_core.api.quantity import INT64_MAX
 if TYPE_CHECKING:
     from scheduler_core.nodetable.table import NodeTable
 
-__all__ = ["Load", "Placement", "PodLoads", "load_of"]
+__all__ = ["Load", "PodLoads", "SlotPods", "load_of"]
 
 _CACHE_LIMIT = 4096
 
@@ -136,7 +136,7 @@ class PodLoads:
             self.apply(table, rows, slots, -1, unique=unique)
 
 
-class Placement:
+class SlotPods:
     """Pods, each meant for a slot (``pod_slots``, pairwise), with their loads: e.g. the
     nominated pods a nominated pass adds to their nodes. ``size``: more than the highest slot
     ``on``/``placed`` will be asked about (e.g. the table's capacity)."""
@@ -153,7 +153,7 @@ class Placement:
         self.loads = PodLoads(pods)
 
     @classmethod
-    def by_slot(cls, by_slot: Mapping[int, Sequence[Pod]], size: int) -> Placement:
+    def by_slot(cls, by_slot: Mapping[int, Sequence[Pod]], size: int) -> SlotPods:
         pods = [p for s in by_slot for p in by_slot[s]]
         slots = np.fromiter((s for s in by_slot for _ in by_slot[s]), dtype=np.int64,
                             count=len(pods))

@@ -30,7 +30,7 @@ import numpy as np
 
 from scheduler_core.api.pod import Pod
 from scheduler_core.framework.interface import CycleState, Handle, Status
-from scheduler_core.nodetable.accounting import Placement, PodLoads
+from scheduler_core.nodetable.accounting import PodLoads, SlotPods
 from scheduler_core.nodetable.pod_index import PriorityLoads, priority_loads
 from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.plugins.default_preemption_pdb import Budget, split_by_pdb
@@ -191,7 +191,7 @@ def _explain(fwk: Any, state: CycleState, pod: Pod, table: NodeTable, idx: np.nd
 
 
 def _fits_with_nominated(fwk: Any, state: CycleState, pod: Pod, table: NodeTable,
-                         idx: np.ndarray, nominated: Placement,
+                         idx: np.ndarray, nominated: SlotPods,
                          why: dict[int, Status] | None = None, limit: int | None = None
                          ) -> np.ndarray:
     """Both passes of RunFilterPluginsWithNominatedPods over ``idx`` at once: a node fits
@@ -231,13 +231,13 @@ def _fits_with_nominated(fwk: Any, state: CycleState, pod: Pod, table: NodeTable
 
 def select_victims_batch(fwk: Any, state: CycleState, pod: Pod, table: NodeTable,
                          slots: np.ndarray, budgets: Sequence[Budget], now: float,
-                         nominated: Mapping[int, list[Pod]] | Placement,
+                         nominated: Mapping[int, list[Pod]] | SlotPods,
                          limit: int | None = None, max_nodes: int | None = None
                          ) -> list[Outcome]:
     """``select_victims_on_node`` for every slot in ``slots`` at once (valid when
     ``node_local`` holds). ``nominated`` maps a slot to the pods nominated there that the
     nominated pass adds (priority >= the pod's, not the pod itself; slots outside ``slots``
-    are ignored), or is a ``Placement`` of them. One outcome per slot;
+    are ignored), or is a ``SlotPods`` of them. One outcome per slot;
     with ``limit``, only for the slots up to the ``limit``-th one where the pod fits once its
     lower-priority pods are gone (a prefix of ``slots``: the caller goes on from there).
     ``max_nodes`` caps the nodes evaluated when each costs per-pod work (the filter path; the
@@ -251,8 +251,8 @@ def select_victims_batch(fwk: Any, state: CycleState, pod: Pod, table: NodeTable
     ``PriorityLoads`` index (no per-pod work on nodes where the pod cannot fit) and a step is
     integer arithmetic on the node's margins; otherwise each step's pods are put back and one
     filter call per pass checks every node."""
-    placed = nominated if isinstance(nominated, Placement) else \
-        Placement.by_slot(nominated, table.capacity)
+    placed = nominated if isinstance(nominated, SlotPods) else \
+        SlotPods.by_slot(nominated, table.capacity)
     fitter = resource_filter(fwk, state)
     if fitter is not None:
         index = priority_loads(table)
@@ -268,7 +268,7 @@ def select_victims_batch(fwk: Any, state: CycleState, pod: Pod, table: NodeTable
 
 def _batch_by_margins(fitter: Any, index: PriorityLoads, fwk: Any, state: CycleState, pod: Pod,
                       table: NodeTable, slots: np.ndarray, budgets: Sequence[Budget],
-                      now: float, placed: Placement, limit: int | None) -> list[Outcome] | None:
+                      now: float, placed: SlotPods, limit: int | None) -> list[Outcome] | None:
     """``select_victims_batch`` when ``resource_filter`` holds. None when the numbers are too
     large for exact integer arithmetic (the caller then uses ``_batch_by_filter``)."""
     out: list[Outcome] = [(None, None)] * len(slots)
@@ -324,7 +324,7 @@ def _batch_by_margins(fitter: Any, index: PriorityLoads, fwk: Any, state: CycleS
 
 def _batch_by_filter(fwk: Any, state: CycleState, pod: Pod, table: NodeTable,
                      slots: np.ndarray, budgets: Sequence[Budget], now: float,
-                     placed: Placement, limit: int | None) -> list[Outcome]:
+                     placed: SlotPods, limit: int | None) -> list[Outcome]:
     """``select_victims_batch`` with every potential victim's load taken off and given back
     on the accounting columns."""
     out: list[Outcome] = [(None, None)] * len(slots)
@@ -479,7 +479,7 @@ def _collect(out: list[Outcome], positions: list[int], flat: list[Pod], ranked: 
 
 
 def _reprieve_by_filter(fwk: Any, state: CycleState, pod: Pod, table: NodeTable,
-                        loads: PodLoads, placed: Placement, order: np.ndarray,
+                        loads: PodLoads, placed: SlotPods, order: np.ndarray,
                         start: np.ndarray, sizes: np.ndarray, owner: np.ndarray,
                         off: np.ndarray) -> None:
     """The greedy reprieve with the filters (every potential victim is off the table): step
@@ -507,7 +507,7 @@ NodeMargins = tuple[np.ndarray, list[tuple[str, np.ndarray]]]
 
 
 def _node_margins(fitter: Any, state: CycleState, pod: Pod, table: NodeTable,
-                  placed: Placement, where: np.ndarray) -> NodeMargins | None:
+                  placed: SlotPods, where: np.ndarray) -> NodeMargins | None:
     """NodeResourcesFit's margins on the nodes ``where`` as the table stands, the smaller of
     both nominated passes (pass 1 with the nominated pods' loads). None when too large for
     exact arithmetic."""

@@ -1,6 +1,6 @@
 """Pods' loads as arrays (``nodetable.accounting``): adding them to the table's accounting
 columns gives exactly what ``add_pod`` gives, taking them off restores the table, and a
-Placement adds only the pods meant for the slots asked about."""
+SlotPods adds only the pods meant for the slots asked about."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler_core.api.pod import Pod
-from scheduler_core.nodetable.accounting import Placement, PodLoads, load_of
+from scheduler_core.nodetable.accounting import PodLoads, SlotPods, load_of
 from scheduler_core.nodetable.table import NodeTable
 from tests.builders import make_node, make_pod
 
@@ -87,7 +87,7 @@ def test_load_of_is_memoised_per_spec():
 def test_placement_adds_only_the_pods_for_the_slots_asked(idx, want):
     t = _table(4)
     small = make_pod("s").req(cpu="100m").obj()
-    placement = Placement.by_slot({0: [make_pod("big").req(cpu="1").obj()],
+    placement = SlotPods.by_slot({0: [make_pod("big").req(cpu="1").obj()],
                                    2: [small.clone("s1"), small.clone("s2"), small.clone("s3")]},
                                   t.capacity)
     assert [p.name for p in placement.pods_on(2)] == ["s1", "s2", "s3"]

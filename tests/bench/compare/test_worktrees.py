@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.compare.worktrees import (
-    GitError,
+    WorktreeError,
     checked_out,
     core_path_entry,
     is_ancestor,
@@ -33,13 +33,13 @@ def test_resolve_ref_gives_full_commits(repo):
 
 @pytest.mark.parametrize("ref", ["nope", "one..two", "--help", "", "$(touch x)", "one;ls"])
 def test_unknown_refs_are_clear_errors(repo, ref):
-    with pytest.raises(GitError, match=r"git ref"):
+    with pytest.raises(WorktreeError, match=r"git ref"):
         resolve_ref(repo, ref)
     assert not (repo / "x").exists()
 
 
 def test_repo_root_outside_a_checkout(tmp_path):
-    with pytest.raises(GitError, match="not inside a git checkout"):
+    with pytest.raises(WorktreeError, match="not inside a git checkout"):
         repo_root(tmp_path)
 
 
@@ -77,7 +77,7 @@ def test_worktrees_removed_when_the_body_fails(repo):
 
 
 def test_unknown_ref_creates_nothing(repo):
-    with pytest.raises(GitError, match="unknown git ref 'nope'"), \
+    with pytest.raises(WorktreeError, match="unknown git ref 'nope'"), \
             checked_out(repo, ["one", "nope"]):
         pass
     assert git(repo, "worktree", "list").count("\n") == 0
@@ -86,7 +86,7 @@ def test_unknown_ref_creates_nothing(repo):
 def test_commit_without_scheduler_core_is_rejected(repo):
     git(repo, "rm", "-r", "--quiet", "scheduler_core")
     git(repo, "commit", "--quiet", "-m", "gone")
-    with pytest.raises(GitError, match="has no scheduler_core/ folder"), \
+    with pytest.raises(WorktreeError, match="has no scheduler_core/ folder"), \
             checked_out(repo, ["HEAD"]):
         pass
     assert git(repo, "worktree", "list").count("\n") == 0
