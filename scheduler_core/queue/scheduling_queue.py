@@ -492,15 +492,8 @@ class PriorityQueue:
             if active.get(uid) is not entry:
                 continue
             del active[uid]
-            qpi.attempts += 1
-            if self._hints_enabled:
-                if uid in self._in_flight:
-                    continue  # tracked twice: upstream discards the popped duplicate
-                self._in_flight[uid] = (self._events_base + len(self._events), qpi.pod)
-            self._cycle += 1
-            qpi.unschedulable_plugins.clear()
-            qpi.pending_plugins.clear()
-            return qpi
+            if self._into_flight(qpi, uid):
+                return qpi
         if self._pop_from_backoff:
             return self._pop_backoff()
         return None
@@ -516,15 +509,22 @@ class PriorityQueue:
             uid = qpi.pod.uid
             heapq.heappop(self._backoff_heaps[0])
             del self._backoff[uid]
-            qpi.attempts += 1
-            if self._hints_enabled:
-                if uid in self._in_flight:
-                    continue  # tracked twice: upstream discards the popped duplicate
-                self._in_flight[uid] = (self._events_base + len(self._events), qpi.pod)
-            self._cycle += 1
-            qpi.unschedulable_plugins.clear()
-            qpi.pending_plugins.clear()
-            return qpi
+            if self._into_flight(qpi, uid):
+                return qpi
+
+    def _into_flight(self, qpi: QueuedPodInfo, uid: str) -> bool:
+        """A popped pod starts its attempt: attempts and the scheduling cycle count up, it is
+        in flight, and its rejector plugins are cleared. False when it was already in flight
+        (tracked twice: upstream discards the popped duplicate)."""
+        qpi.attempts += 1
+        if self._hints_enabled:
+            if uid in self._in_flight:
+                return False
+            self._in_flight[uid] = (self._events_base + len(self._events), qpi.pod)
+        self._cycle += 1
+        qpi.unschedulable_plugins.clear()
+        qpi.pending_plugins.clear()
+        return True
 
     def done(self, uid: str) -> None:
         """The pod's scheduling attempt is over (bound, or handed back). Drops the in-flight
