@@ -349,3 +349,20 @@ def two_commit_core_repo(root: Path) -> Path:
         git(root, "commit", "--quiet", "-m", version)
         git(root, "tag", version)
     return root
+
+
+# a test case whose createAny makes a PersistentVolume (not modelled): listed as unsupported
+UNMODELLED = """\
+- name: Volumes
+  workloadTemplate:
+  - opcode: createNodes
+    count: 2
+  - opcode: createAny
+    templatePath: pv.yaml
+  - opcode: createPods
+    count: 2
+    collectMetrics: true
+  workloads:
+  - name: small
+    labels: [integration-test]
+"""

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from bench import selection as selection_module
 from bench.cli import run as run_module
 from bench.cli.main import cli, main
-from tests.builders import tiny_config
+from tests.builders import UNMODELLED, tiny_config
 from workloads.catalog.support import support_reason
 from workloads.config import load_configs
 
@@ -205,20 +205,7 @@ def test_list_marks_workloads_needing_unmodelled_objects(tmp_path):
     folder.mkdir(parents=True)
     (folder / "pv.yaml").write_text("apiVersion: v1\nkind: PersistentVolume\n"
                                     "metadata: {name: pv}\n")
-    (folder / "performance-config.yaml").write_text("""\
-- name: Volumes
-  workloadTemplate:
-  - opcode: createNodes
-    count: 2
-  - opcode: createAny
-    templatePath: pv.yaml
-  - opcode: createPods
-    count: 2
-    collectMetrics: true
-  workloads:
-  - name: small
-    labels: [integration-test]
-""")
+    (folder / "performance-config.yaml").write_text(UNMODELLED)
     (tc,) = load_configs(folder)
     reason = support_reason(tc, tc.workloads[0])
     assert reason is not None and "kind PersistentVolume is not modelled" in reason

@@ -17,27 +17,13 @@ from rich.console import Console
 from bench.cli.list import FIELDS, _table, listed
 from bench.cli.main import cli
 from bench.cli.output import PIPE_WIDTH, output_console
-from tests.builders import tiny_config
+from tests.builders import UNMODELLED, tiny_config
 from workloads.config import load_configs
 
 CASE = "SchedulingPodAntiAffinityWithNamespaceSelectorAndAVeryLongTestCaseName"
 LONG = "5Nodes_10Pods_QueueingHintsEnabled_SchedulerAsyncAPICallsEnabled_AndMore"
 SHORT = "2Nodes"
 BROKEN = "BadParam"  # countParam $measurePods is undefined: the sizes cannot be resolved
-UNMODELLED = """\
-- name: Volumes
-  workloadTemplate:
-  - opcode: createNodes
-    count: 2
-  - opcode: createAny
-    templatePath: pv.yaml
-  - opcode: createPods
-    count: 2
-    collectMetrics: true
-  workloads:
-  - name: small
-    labels: [integration-test]
-"""
 
 
 def write_catalog(root: Path) -> Path:
