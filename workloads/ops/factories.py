@@ -61,14 +61,7 @@ class PodFactory:
             self.flags = pod_flags(manifest)
 
     def _check(self, manifest: Any, where: str) -> None:
-        if not isinstance(manifest, dict):
-            raise WorkloadError(f"{where}: expected a Pod manifest (a mapping)")
-        kind = manifest.get("kind", "Pod")
-        reason = unsupported_kind_reason(kind)
-        if reason:
-            raise UnsupportedWorkload(f"{where}: {reason}")
-        if kind != "Pod":
-            raise WorkloadError(f'{where}: parsing Pod: expected kind "Pod", got "{kind}"')
+        _check_kind(manifest, where, "Pod")
         ns = metadata_of(manifest).get("namespace")
         if ns and ns != self.namespace:
             raise WorkloadError(f"{where}: the namespace of the provided object ({ns}) does "
@@ -140,14 +133,7 @@ class NodeFactory:
 
     @staticmethod
     def _check(manifest: Any, where: str) -> None:
-        if not isinstance(manifest, dict):
-            raise WorkloadError(f"{where}: expected a Node manifest (a mapping)")
-        kind = manifest.get("kind", "Node")
-        reason = unsupported_kind_reason(kind)
-        if reason:
-            raise UnsupportedWorkload(f"{where}: {reason}")
-        if kind != "Node":
-            raise WorkloadError(f'{where}: parsing Node: expected kind "Node", got "{kind}"')
+        _check_kind(manifest, where, "Node")
 
     def _node(self, manifest: dict[str, Any], where: str) -> Node:
         if self.extra_allocatable:
@@ -178,3 +164,16 @@ class NodeFactory:
         elif self.unique is not None:
             labels[self.unique.label_key] = f"{name}-{index}"
         return base.with_name(name, labels=labels)
+
+
+def _check_kind(manifest: Any, where: str, want: str) -> None:
+    """The template rendered a mapping of kind ``want`` (the default when ``kind`` is
+    absent); a kind the core does not model makes the workload unsupported."""
+    if not isinstance(manifest, dict):
+        raise WorkloadError(f"{where}: expected a {want} manifest (a mapping)")
+    kind = manifest.get("kind", want)
+    reason = unsupported_kind_reason(kind)
+    if reason:
+        raise UnsupportedWorkload(f"{where}: {reason}")
+    if kind != want:
+        raise WorkloadError(f'{where}: parsing {want}: expected kind "{want}", got "{kind}"')
