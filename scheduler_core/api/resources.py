@@ -1,8 +1,11 @@
-"""Resource names, canonical integer units and the effective pod request (spec §5.8.1, §5.8.4).
+"""Resource names, canonical integer units and the effective pod request.
 
 Canonical units: ``cpu`` in millicores, every other resource in whole units (bytes for memory
 and ephemeral-storage, a count for ``pods`` and extended resources), rounded up as
 ``Quantity.MilliValue()`` / ``Quantity.Value()`` do.
+
+See docs/scheduling-model.md, "Resources and effective requests", and, for the defaults used in
+scoring, docs/scheduling-model.md, "Non-zero requests for scoring".
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""Label selectors, node selector terms, taints and tolerations (spec §4).
+"""Label selectors, node selector terms, taints and tolerations.
 
 These are plain, hashable value objects with scalar ``matches`` methods. The vectorised
 versions that run over the node table live in ``scheduler_core.nodetable.matching``.
+
+See docs/scheduling-model.md, "Label selectors, taints and tolerations".
 """
 
 from __future__ import annotations

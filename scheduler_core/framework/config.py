@@ -1,10 +1,11 @@
 """KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): loading, validation, defaults,
 and building one ``Framework`` per profile.
 
-Merge semantics follow kube-scheduler v1: the defaults are a MultiPoint list (§3 of the spec);
-a profile's per-extension-point ``enabled``/``disabled`` lists (``'*'`` disables every default)
-are merged with them, specific extension-point configuration overrides MultiPoint, and order is
-"overrides, then MultiPoint, then the remaining specific plugins".
+Merge semantics follow kube-scheduler v1: the defaults are a MultiPoint list
+(docs/scheduling-model.md, "Configuration and profiles"); a profile's per-extension-point
+``enabled``/``disabled`` lists (``'*'`` disables every default) are merged with them, specific
+extension-point configuration overrides MultiPoint, and order is "overrides, then MultiPoint,
+then the remaining specific plugins".
 
 schedperf extension: a top-level ``pluginRegistry`` maps out-of-tree plugin names to
 ``"module.path:ClassName"``. A class with ``per_node = True`` is wrapped by the per-node adapter.

@@ -1,9 +1,11 @@
-"""NodeResourcesBalancedAllocation (spec §5.9). Extension points: PreScore, Score (no
+"""NodeResourcesBalancedAllocation. Extension points: PreScore, Score (no
 NormalizeScore).
 
 Args (``NodeResourcesBalancedAllocationArgs``): ``resources`` [{name, weight}], default cpu and
 memory; weights must be 1 (0 means 1) and names unique. Scores use the pod's actual requests and
 the node's real ``requested`` sums (no non-zero defaults).
+
+See docs/scheduling-model.md, "NodeResourcesBalancedAllocation".
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""DefaultBinder (spec §5.14). Extension points: Bind.
+"""DefaultBinder. Extension points: Bind.
 
 Binds through the framework handle (the fake cluster's Binding); a Status returned by the
 handle is passed on, anything else counts as success.
+
+See docs/scheduling-model.md, "DefaultBinder".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DefaultPreemption (spec §7). Extension point: PostFilter.
+"""DefaultPreemption. Extension point: PostFilter.
 
 When no node fits, find lower-priority pods whose eviction would let the pod in, evict them
 and nominate the pod to that node (kube's ``preemption.Evaluator.Preempt``):
@@ -33,6 +33,8 @@ takes the first of them (upstream iterates a map); PDB ``disruptionsAllowed`` is
 "terminating victim" wait applies only to pods that already carry a deletionTimestamp (there
 are no pod conditions, so the DisruptionTarget check is not made); a pod's preemptionPolicy
 falls back to its PriorityClass's when the pod spec has none (admission's job upstream).
+
+See docs/scheduling-model.md, "Preemption".
 """
 
 from __future__ import annotations

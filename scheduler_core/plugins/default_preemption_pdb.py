@@ -13,7 +13,8 @@ in its namespace:
 * ``allowed`` = ``healthy - desired``, and 0 when that is negative, when ``expected`` is 0 or
   when neither field is set (the controller then leaves ``expected`` at 0).
 
-The split itself is upstream's ``filterPodsWithPDBViolation`` (spec §7.2).
+The split itself is upstream's ``filterPodsWithPDBViolation``
+(docs/scheduling-model.md, "Preemption victims").
 
 :class:`BudgetTracker` keeps ``expected`` and ``healthy`` per budget up to date from the
 cluster's watch events (a pod event touches only the budgets of its namespace), so a preemption

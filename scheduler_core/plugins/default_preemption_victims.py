@@ -1,4 +1,4 @@
-"""SelectVictimsOnNode for DefaultPreemption (spec §7.2), per node and batched.
+"""SelectVictimsOnNode for DefaultPreemption, per node and batched.
 
 Both take the lower-priority pods off a node, check the preemptor, give pods back one at a
 time from the most important down (PDB-violating pods first) and, in a ``finally``, put every
@@ -17,6 +17,8 @@ extension is active. So pods are taken off and given back as loads on those colu
 (``nodetable.accounting``): a few vector operations per round, no per-pod table events. The
 nominated pass is batched the same way: nominated pods' loads are added to their nodes for
 pass 1 and taken off for pass 2.
+
+See docs/scheduling-model.md, "Preemption victims".
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""Shared plugin helpers: DefaultNormalizeScore (spec §5.15), index arithmetic, version-keyed
-memoisation on the node table, and small validators for plugin args.
+"""Shared plugin helpers: DefaultNormalizeScore, index arithmetic, version-keyed memoisation
+on the node table, and small validators for plugin args.
 
 Nothing here loops over nodes in Python.
+
+See docs/scheduling-model.md, "Score normalization".
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""ImageLocality (spec §5.10). Extension points: Score (no NormalizeScore).
+"""ImageLocality. Extension points: Score (no NormalizeScore).
 
 Sums, over the pod's init and regular containers, the size of each image already on the node
 scaled by the share of nodes that have it; the sum is clamped to [23 MiB, 1000 MiB times the
 number of containers] and mapped linearly onto 0..100.
+
+See docs/scheduling-model.md, "ImageLocality".
 """
 
 from __future__ import annotations

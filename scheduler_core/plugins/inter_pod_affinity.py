@@ -1,4 +1,4 @@
-"""InterPodAffinity (spec §5.12). Extension points: PreFilter (+AddPod/RemovePod), Filter,
+"""InterPodAffinity. Extension points: PreFilter (+AddPod/RemovePod), Filter,
 PreScore, Score (+NormalizeScore), EnqueueExtensions.
 
 Args (``InterPodAffinityArgs``): ``hardPodAffinityWeight`` (0..100, default 1) and
@@ -17,6 +17,8 @@ Per-cycle cost follows the number of nodes and of *distinct* terms, never the nu
 
 Namespace labels are read when a term is matched, so label changes need no index rebuild;
 namespace selectors of the incoming pod's terms are unrolled into namespace names each cycle.
+
+See docs/scheduling-model.md, "InterPodAffinity".
 """
 
 from __future__ import annotations
@@ -390,8 +392,9 @@ def _after_pod_change(pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHin
 
 
 def _after_node_change(pod: Pod, old: Node | None, new: Node) -> QueueingHint:
-    """Queue when the node has the topology key of any required (anti-)affinity term (spec
-    §5.12; newer upstream also compares the old and new key values, which only skips more)."""
+    """Queue when the node has the topology key of any required (anti-)affinity term
+    (docs/scheduling-model.md, "InterPodAffinity"; newer upstream also compares the old and
+    new key values, which only skips more)."""
     terms = pod_terms(pod)
     labels = new.labels
     for t in terms.required_affinity + terms.required_anti:

@@ -1,4 +1,4 @@
-"""NodeAffinity (spec §5.6). Extension points: PreFilter, Filter, PreScore, Score
+"""NodeAffinity. Extension points: PreFilter, Filter, PreScore, Score
 (+NormalizeScore), EnqueueExtensions.
 
 Args (``NodeAffinityArgs``): ``addedAffinity`` with
@@ -10,6 +10,8 @@ Label matching runs once per distinct label value (``nodetable.matching``). For 
 candidate set the mask over all slots is memoised on the table until a node changes; a small
 candidate set (e.g. a daemonset pod narrowed to one node by ``matchFields``) is matched directly,
 so such pods never scan every node.
+
+See docs/scheduling-model.md, "NodeAffinity".
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""NodeName (spec §5.4). Extension points: Filter, EnqueueExtensions.
+"""NodeName. Extension points: Filter, EnqueueExtensions.
 
 A pod with ``spec.nodeName`` set fits only the node of that name.
+
+See docs/scheduling-model.md, "NodeName".
 """
 
 from __future__ import annotations

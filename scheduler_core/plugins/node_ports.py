@@ -1,9 +1,11 @@
-"""NodePorts (spec §5.7). Extension points: PreFilter, Filter, EnqueueExtensions.
+"""NodePorts. Extension points: PreFilter, Filter, EnqueueExtensions.
 
 A wanted ``(hostIP, protocol, hostPort)`` conflicts with one in use on the node when the
 protocol and port match and either IP is the wildcard ``0.0.0.0`` or both IPs are equal.
 Host ports are ``PodSpec.host_ports``: the regular containers' and the sidecars' (restartable
 init containers), as upstream ``util.GetHostPorts`` collects them.
+
+See docs/scheduling-model.md, "NodePorts".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""NodeResourcesFit (spec §5.8). Extension points: PreFilter, Filter, PreScore, Score,
+"""NodeResourcesFit. Extension points: PreFilter, Filter, PreScore, Score,
 EnqueueExtensions (no NormalizeScore).
 
 Args (``NodeResourcesFitArgs``):
@@ -11,7 +11,10 @@ Args (``NodeResourcesFitArgs``):
                            increasing, score 0..10}] (required for RequestedToCapacityRatio)
 
 The filter compares the pod's effective request with ``allocatable - requested`` (real
-requests); scoring uses the non-zero requests for cpu and memory (§5.8.4).
+requests); scoring uses the non-zero requests for cpu and memory
+(docs/scheduling-model.md, "Non-zero requests for scoring").
+
+See docs/scheduling-model.md, "NodeResourcesFit".
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""NodeUnschedulable (spec §5.3). Extension points: Filter, EnqueueExtensions.
+"""NodeUnschedulable. Extension points: Filter, EnqueueExtensions.
 
 A node with ``spec.unschedulable`` rejects every pod that does not tolerate the taint
 ``node.kubernetes.io/unschedulable:NoSchedule``.
+
+See docs/scheduling-model.md, "NodeUnschedulable".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PodTopologySpread (spec §5.11). Extension points: PreFilter (+AddPod/RemovePod extensions),
+"""PodTopologySpread. Extension points: PreFilter (+AddPod/RemovePod extensions),
 Filter, PreScore, Score (+NormalizeScore), EnqueueExtensions.
 
 Args (``PodTopologySpreadArgs``): ``defaultingType`` System (default) | List and
@@ -21,6 +21,8 @@ Upstream tracks the two smallest domain counts ("critical paths") and updates th
 AddPod/RemovePod. Every caller changes pods of a single node on a cloned state (nominated pods,
 preemption victims), and with one domain changing the tracked minimum equals the true minimum,
 which is what this state keeps (recomputed over the present domains after each change).
+
+See docs/scheduling-model.md, "PodTopologySpread".
 """
 
 from __future__ import annotations

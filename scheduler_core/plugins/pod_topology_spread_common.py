@@ -1,8 +1,10 @@
-"""PodTopologySpread building blocks (spec §5.11.1): the internal constraint, the selector a
-Service-backed pod is spread by, and per-slot node eligibility and counts over the node table.
+"""PodTopologySpread building blocks: the internal constraint, the selector a Service-backed
+pod is spread by, and per-slot node eligibility and counts over the node table.
 
 Everything per node is a numpy column over slots ``[0, table.high)``; nothing loops over nodes
 or placed pods in Python (counts come from the incremental ``SelectorCounts`` index).
+
+See docs/scheduling-model.md, "PodTopologySpread".
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""PrioritySort (spec §5.1). Extension points: QueueSort.
+"""PrioritySort. Extension points: QueueSort.
 
 Higher priority first; equal priorities by the queue timestamp (refreshed every time the pod
 is requeued), then by arrival sequence so that the order is total.
+
+See docs/scheduling-model.md, "Queue ordering".
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
 """The resource-allocation scoring framework shared by NodeResourcesFit and
-NodeResourcesBalancedAllocation (spec §5.8.3, §5.8.4, §5.9), vectorised over nodes.
+NodeResourcesBalancedAllocation, vectorised over nodes.
 
 Per configured resource a scorer sees ``(allocatable, requested)`` columns, where ``requested``
 already includes the incoming pod. A resource whose allocatable is 0 on a node is skipped for
 that node by every scorer; a scalar resource the pod does not request is skipped everywhere.
 All arithmetic is int64 as in Go: ``//`` is applied to non-negative operands only.
+
+See docs/scheduling-model.md, "NodeResourcesFit", and
+docs/scheduling-model.md, "NodeResourcesBalancedAllocation".
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""SchedulingGates (spec §5.2). Extension points: PreEnqueue, EnqueueExtensions.
+"""SchedulingGates. Extension points: PreEnqueue, EnqueueExtensions.
 
 A pod with ``spec.schedulingGates`` stays out of activeQ; only the removal of its own gates
 requeues it.
+
+See docs/scheduling-model.md, "Scheduling gates".
 """
 
 from __future__ import annotations

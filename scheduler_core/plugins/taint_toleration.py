@@ -1,8 +1,10 @@
-"""TaintToleration (spec §5.5). Extension points: Filter, PreScore, Score (+NormalizeScore),
+"""TaintToleration. Extension points: Filter, PreScore, Score (+NormalizeScore),
 EnqueueExtensions.
 
 Nodes share few distinct taint sets, so every decision is taken once per taint set (memoised
 on the table) and gathered through ``table.taint_set_id``.
+
+See docs/scheduling-model.md, "TaintToleration".
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""perf-dash DataItems JSON, as upstream scheduler_perf writes it (reference §2.4).
+"""perf-dash DataItems JSON, as upstream scheduler_perf writes it.
 
 File name ``BenchmarkPerfScheduling_benchmark_<topic>_<UTC YYYY-MM-DDTHH:MM:SSZ>.json``; when a
 file of that name already exists (several runs or rounds finishing in the same second) a counter
 is appended before ``.json``: ``..._2025-01-02T03:04:05Z_1.json``. Content
 ``{"version": "v1", "dataItems": [...]}`` with 2-space indentation; every item carries every
 label key used by any item of the file, ``"not applicable"`` when it has none.
+
+See docs/results-schema.md, "DataItems JSON".
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Upstream-style ``.dat`` progress files (reference §2.4), one per workload that collected
-metrics, for plotting a run's progress with gnuplot.
+"""Upstream-style ``.dat`` progress files, one per workload that collected metrics, for
+plotting a run's progress with gnuplot.
 
 File name ``<test case>_<workload>_<topic>_<UTC YYYY-MM-DDTHH:MM:SSZ>.dat`` with every ``/``
 replaced by ``_`` (a counter is appended when the name exists, as for DataItems files). One
@@ -13,6 +13,8 @@ counts everything per collection window: ``completed`` and ``observedTotal`` are
 in scope since the window opened, ``attempts`` the scheduling attempts since then, and
 ``observedRate`` = observedTotal / seconds. A workload with several collection windows gets
 their samples one after the other, each restarting at its own 0 s.
+
+See docs/results-schema.md, ".dat progress files".
 """
 
 from __future__ import annotations
