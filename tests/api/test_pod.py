@@ -1,5 +1,9 @@
-"""Pods: effective and non-zero requests (spec §5.8.1, §5.8.4), host ports, images, clone,
-warnings for real-but-unmodelled fields and case-insensitive field names."""
+"""Pods: effective and non-zero requests, host ports, images, clone, warnings for
+real-but-unmodelled fields and case-insensitive field names.
+
+The request rules: docs/scheduling-model.md, "Resources and effective requests", and
+docs/scheduling-model.md, "Non-zero requests for scoring".
+"""
 
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ def pod(containers: list[dict], init: list[dict] | None = None, *,
                               "metadata": {"name": name}, "spec": spec})
 
 
-# --------------------------------------------------------------- effective requests §5.8.1
+# --------------------------------------------------------------- effective requests
 REQUEST_CASES = [
     pytest.param(
         [ctr("2", "1G"), ctr("1", "1G")], [ctr("2", "1G"), ctr("2", "3G")], None,
@@ -116,7 +120,7 @@ def test_has_requests() -> None:
     assert not pod([ctr("0", "0")]).spec.has_requests
 
 
-# --------------------------------------------------------------- non-zero requests §5.8.4
+# --------------------------------------------------------------- non-zero requests
 DEF_CPU, DEF_MEM = DEFAULT_MILLI_CPU_REQUEST, DEFAULT_MEMORY_REQUEST
 
 NON_ZERO_CASES = [

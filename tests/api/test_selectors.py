@@ -1,4 +1,5 @@
-"""Label selectors, node selector terms and tolerations (spec §4), table-driven."""
+"""Label selectors, node selector terms and tolerations, table-driven
+(docs/scheduling-model.md, "Label selectors, taints and tolerations")."""
 
 from __future__ import annotations
 

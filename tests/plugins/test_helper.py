@@ -1,4 +1,5 @@
-"""DefaultNormalizeScore (spec §5.15) and the args validators."""
+"""DefaultNormalizeScore (docs/scheduling-model.md, "Score normalization") and the args
+validators."""
 
 from __future__ import annotations
 

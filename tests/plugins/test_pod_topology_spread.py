@@ -777,9 +777,10 @@ def test_hint_node_change(old, new, want):
 
 
 # --------------------------------------------------------------------------- reference model
-# A scalar model written from spec §5.11 over Node/Pod objects (only the API's scalar label,
-# node-selector and toleration matchers are shared), compared with the vectorised plugin on
-# random small clusters: filter codes per node and normalised scores per candidate.
+# A scalar model written from the rules (docs/scheduling-model.md, "PodTopologySpread") over
+# Node/Pod objects (only the API's scalar label, node-selector and toleration matchers are
+# shared), compared with the vectorised plugin on random small clusters: filter codes per
+# node and normalised scores per candidate.
 MAXINT32 = 2**31 - 1
 
 

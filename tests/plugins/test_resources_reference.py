@@ -1,6 +1,10 @@
 """NodeResourcesFit and BalancedAllocation against a per-node scalar reference written straight
-from the spec (§5.8, §5.9) on random clusters: homogeneous and mixed node sizes, missing and
-extended resources, slot slices and shuffled slot arrays."""
+from the rules on random clusters: homogeneous and mixed node sizes, missing and extended
+resources, slot slices and shuffled slot arrays.
+
+The rules: docs/scheduling-model.md, "NodeResourcesFit", and
+docs/scheduling-model.md, "NodeResourcesBalancedAllocation".
+"""
 
 from __future__ import annotations
 

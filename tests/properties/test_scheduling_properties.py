@@ -4,10 +4,12 @@ Every scenario is a random sequence of operations on a fresh ``Cluster``: nodes 
 created in random order (some pre-bound with ``spec.nodeName``, some gated, a few for another
 scheduler), with a few scheduling attempts run between operations, then ``run_until_idle``.
 Each bind the scheduler makes is recorded together with the pods already on the node at that
-moment, and re-checked afterwards by a brute-force scalar model written here from the spec
-(§4, §5.3-§5.8). The model reads the *manifests* (effective requests, host ports, tolerations,
-nodeSelector are recomputed from them) and uses only the scalar ``NodeSelector.matches`` from the
-code under test, so it is independent of the vectorised node-table path.
+moment, and re-checked afterwards by a brute-force scalar model written here from the rules
+(docs/scheduling-model.md, "Label selectors, taints and tolerations", and the sections of the
+filter plugins, NodeUnschedulable to NodeResourcesFit). The model reads the *manifests*
+(effective requests, host ports, tolerations, nodeSelector are recomputed from them) and uses
+only the scalar ``NodeSelector.matches`` from the code under test, so it is independent of the
+vectorised node-table path.
 
 The label vocabulary is small on purpose (zone a/b/c, disk ssd/hdd, a numeric ``cores`` label for
 Gt/Lt, including values Go's ``ParseInt`` rejects), so that selectors, taints and ports collide
@@ -332,7 +334,7 @@ def _container_requests(c: dict[str, Any]) -> dict[str, int]:
 
 
 def expected_requests(m: dict[str, Any]) -> dict[str, int]:
-    """PodRequests (spec §5.8.1), from the manifest."""
+    """PodRequests, from the manifest."""
     spec = m["spec"]
     reqs: dict[str, int] = {}
     for c in spec["containers"]:
@@ -367,12 +369,12 @@ def expected_host_ports(m: dict[str, Any]) -> list[tuple[str, str, int]]:
 
 
 def ports_conflict(a: tuple[str, str, int], b: tuple[str, str, int]) -> bool:
-    """Spec §5.7: same protocol and port, and either IP is the wildcard or both are equal."""
+    """NodePorts: same protocol and port, and either IP is the wildcard or both are equal."""
     return a[1:] == b[1:] and (a[0] == WILDCARD or b[0] == WILDCARD or a[0] == b[0])
 
 
 def tolerates(tol: dict[str, str], taint: dict[str, str]) -> bool:
-    """Toleration.ToleratesTaint (spec §4)."""
+    """Toleration.ToleratesTaint."""
     if tol.get("effect") and tol["effect"] != taint["effect"]:
         return False
     if tol.get("key") and tol["key"] != taint["key"]:
@@ -401,7 +403,7 @@ def affinity_matches(pm: dict[str, Any], pod: Pod, nm: dict[str, Any]) -> bool:
 
 def resource_reasons(pm: dict[str, Any], nm: dict[str, Any],
                      others: list[dict[str, Any]]) -> set[str]:
-    """fitsRequest (spec §5.8.2) against the pods ``others`` already on the node."""
+    """NodeResourcesFit's fitsRequest against the pods ``others`` already on the node."""
     alloc = node_allocatable(nm)
     used: dict[str, int] = {}
     for om in others:
@@ -576,7 +578,8 @@ def test_placed_pods_match_node_selector_and_required_affinity(scn: Scenario) ->
 @given(scenarios())
 def test_host_ports_never_conflict(scn: Scenario) -> None:
     """4. A scheduler-placed pod's host ports conflict with no pod already on the node
-    (0.0.0.0 wildcard rules, §5.7), and no two scheduler-placed pods on a node conflict."""
+    (0.0.0.0 wildcard rules: docs/scheduling-model.md, "NodePorts"), and no two
+    scheduler-placed pods on a node conflict."""
     out = run_scenario(scn)
     pods = scn.pods
     for b in out.binds:

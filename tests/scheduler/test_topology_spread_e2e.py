@@ -195,7 +195,8 @@ def test_property_do_not_schedule_never_exceeds_max_skew(per_zone, cpus, key, ma
 
 
 def _fitting_nodes(cluster: Cluster, key: str, max_skew: int, cpu_m: int) -> list[str]:
-    """Brute force from the spec: nodes with room whose domain stays within maxSkew."""
+    """Brute force from the rules (docs/scheduling-model.md, "PodTopologySpread"): nodes with
+    room whose domain stays within maxSkew."""
     nodes = [cluster.table.node(int(s)) for s in cluster.table.order()]
     used = Counter(p.node_name for p in cluster.pods.values() if p.node_name)
     per_domain = Counter({n.labels[key]: 0 for n in nodes})
