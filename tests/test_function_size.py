@@ -24,9 +24,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
         127, "the refs and configs forms still share one body (the recorded-results form and "
              "the workload choice are functions of their own); issue 13 makes it a thin CLI "
              "over an orchestration module, one function per form"),
-    "bench/compare/judge.py::build_report": (
-        94, "judges every workload and metric and assembles every report section in one "
-            "body; not split yet"),
 }
 
 
