@@ -34,6 +34,7 @@ import polars as pl
 from click.core import ParameterSource
 from rich.console import Console
 
+from bench.compare.choose import choose_workloads
 from bench.compare.judge import build_report
 from bench.compare.measure import SideRun, run_instructions, run_time, side_env
 from bench.compare.recorded import load_recorded, select_recorded
@@ -48,11 +49,10 @@ from bench.compare.worktrees import (
 from bench.interrupt import deferred_signals
 from bench.measure.instructions import valgrind_available
 from bench.measure.spec import WorkerSpec
-from bench.selection import BadInput, config_option, load_test_cases, select_workloads
+from bench.selection import BadInput, config_option, load_test_cases
 from reports.accepted import DEFAULT_ACCEPTED_PATH, AcceptedFileError, load_accepted
 from reports.render import parse_report, render
 from reports.stats.compare import MIN_EFFECT
-from workloads.config import TestCase
 from workloads.output import atomic_write_bytes, environment_fingerprint
 
 __all__ = ["compare"]
@@ -207,9 +207,8 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
 
     if not modes:
         modes = ("instructions", "time") if valgrind_available() else ("time",)
-    chosen, uncommon_names, labels_of, not_compared = _choose_workloads(
-        load_test_cases(configs), modes, label_filter, time_label, name_regex,
-        own_config_left_out=forms[1])
+    choice = choose_workloads(load_test_cases(configs), modes, label_filter, time_label,
+                              name_regex, own_config_left_out=forms[1])
     env_fp = environment_fingerprint(clock="virtual", seed=seed)
     env_keep = {k: env_fp.get(k) for k in ("machine", "cpu_model", "cpu_count", "python",
                                            "numpy_version", "blas")}
@@ -221,8 +220,8 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
         for mode in ("instructions", "time"):
             if mode not in modes:
                 continue
-            spec = WorkerSpec(configs=tuple(chosen[mode + ":configs"]),
-                              workloads=tuple(chosen[mode]), seed=seed)
+            spec = WorkerSpec(configs=choice.selections[mode].configs,
+                              workloads=choice.selections[mode].workloads, seed=seed)
             if mode == "instructions":
                 try:
                     rows.extend(run_instructions(sides, spec, raw, jobs=jobs, timeout=timeout,
@@ -281,22 +280,23 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
         kind, configs_used = "configs", (str(base_config), str(head_config))
     samples = to_frame(rows)
     outcomes = outcomes_frame(sides[0].outcomes + sides[1].outcomes).with_columns(
-        pl.col("workload").replace_strict(labels_of, default=None, return_dtype=pl.String)
+        pl.col("workload").replace_strict(dict(choice.labels), default=None,
+                                          return_dtype=pl.String)
         .alias("labels"))
     report = build_report(
         samples, kind=kind, base=_side_dict(sides[0], configs_used[0]),
         head=_side_dict(sides[1], configs_used[1]), modes=list(modes), repeat=repeat, q=q,
         min_effect=effects, seed=seed, label=label_filter,
-        uncommon=lambda w: w in uncommon_names, accepted=accepted, in_base=in_base,
+        uncommon=lambda w: w in choice.uncommon, accepted=accepted, in_base=in_base,
         wall_seconds=time.perf_counter() - started,
         extra_settings={"time_label": time_label,
-                        "workloads": {m: len(chosen[m]) for m in modes},
+                        "workloads": {m: len(choice.selections[m].workloads) for m in modes},
                         "not_compared": [f"{w} (its test case sets schedulerConfigPath {c})"
-                                         for w, c in sorted(not_compared.items())]},
+                                         for w, c in sorted(choice.not_compared.items())]},
         outcomes=outcomes)
-    if not_compared:
-        say(f"not compared: {len(not_compared)} workload(s) whose test case sets its own "
-            f"schedulerConfigPath ({', '.join(sorted(not_compared))})")
+    if choice.not_compared:
+        say(f"not compared: {len(choice.not_compared)} workload(s) whose test case sets its "
+            f"own schedulerConfigPath ({', '.join(sorted(choice.not_compared))})")
     _finish(ctx, out, report, samples, outcomes, fail_on_regression, console)
 
 
@@ -324,38 +324,6 @@ def _compare_recorded(specs: tuple[str, str], store: Path | None, label_filter: 
         wall_seconds=time.perf_counter() - started, outcomes=outcomes,
         extra_settings={"name": name_regex} if name_regex else None)
     return report, samples, outcomes
-
-
-def _choose_workloads(test_cases: list[TestCase], modes: tuple[str, ...], label_filter: str,
-                      time_label: str | None, name_regex: str | None, *,
-                      own_config_left_out: bool
-                      ) -> tuple[dict[str, list[str]], set[str], dict[str, str], dict[str, str]]:
-    """Per mode, the workloads to measure and their config files (``<mode>:configs``); the
-    uncommon ones; each one's labels; and those left out because their test case sets its
-    own schedulerConfigPath (``own_config_left_out``: the configs form)."""
-    chosen: dict[str, list[str]] = {}
-    uncommon_names: set[str] = set()
-    labels_of: dict[str, str] = {}
-    not_compared: dict[str, str] = {}
-    for mode in modes:
-        flt = time_label if mode == "time" else label_filter
-        picked = select_workloads(test_cases, flt, name_regex)
-        if own_config_left_out:
-            # --base-config/--head-config replace each test case's scheduler config: a test
-            # case that brings its own (profiles, out-of-tree plugins) would not run as written
-            own = [(tc, w) for tc, w in picked if tc.scheduler_config_path is not None]
-            for tc, w in own:
-                not_compared[w.full_name] = Path(str(tc.scheduler_config_path)).name
-            picked = [(tc, w) for tc, w in picked if tc.scheduler_config_path is None]
-            if not picked:
-                raise BadInput(f"{mode} label filter {flt!r}: every selected workload's test "
-                               "case sets its own schedulerConfigPath, which --base-config/"
-                               "--head-config would replace; nothing to compare")
-        chosen[mode] = [w.full_name for _, w in picked]
-        uncommon_names |= {w.full_name for _, w in picked if "uncommon" in w.labels}
-        labels_of.update({w.full_name: ",".join(w.labels) for _, w in picked})
-        chosen[mode + ":configs"] = sorted({str(tc.source) for tc, _ in picked})
-    return chosen, uncommon_names, labels_of, not_compared
 
 
 def _finish(ctx: click.Context, out: Path, report: dict[str, Any], samples: pl.DataFrame,
