@@ -16,50 +16,41 @@ samples.parquet, outcomes.parquet and the raw worker results. Exit status: 0; 1 
 whenever a side failed (it could not import its code, crashed, timed out or failed on a
 workload: verdict ERROR, and the report opens with which side, which workloads and why),
 with or without --fail-on-regression.
+
+This module parses the options, checks which form was given and writes the outputs; each
+form is a function of bench.compare.forms.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
-import tempfile
+import io
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import click
-import polars as pl
 from click.core import ParameterSource
 from rich.console import Console
 
-from bench.compare.judge import build_report
-from bench.compare.measure import SideRun, run_instructions, run_time, side_env
-from bench.compare.recorded import load_recorded, select_recorded
-from bench.compare.samples import outcomes_frame, to_frame
-from bench.compare.worktrees import (
-    WorktreeError,
-    checked_out,
-    core_path_entry,
-    is_ancestor,
-    repo_root,
+from bench.compare.forms import (
+    MODES,
+    Comparison,
+    Settings,
+    compare_configs,
+    compare_recorded,
+    compare_refs,
 )
-from bench.interrupt import deferred_signals
-from bench.measure.instructions import valgrind_available
-from bench.measure.spec import WorkerSpec
-from bench.selection import BadInput, config_option, load_test_cases, select_workloads
+from bench.selection import BadInput, config_option
 from reports.accepted import DEFAULT_ACCEPTED_PATH, AcceptedFileError, load_accepted
 from reports.render import parse_report, render
 from reports.stats.compare import MIN_EFFECT
-from workloads.config import TestCase
-from workloads.output import atomic_write_bytes, environment_fingerprint
+from workloads.output import atomic_write_bytes
 
 __all__ = ["compare"]
 
 DEFAULT_LABEL = "compare"
 DEFAULT_TIME_LABEL = "compare-time"
-MODES = ("instructions", "time")
 
 
 def _min_effects(values: Sequence[str]) -> dict[str, float]:
@@ -79,36 +70,13 @@ def _min_effects(values: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def _side_dict(run: SideRun, config: str | None) -> dict[str, Any]:
-    env = dict(run.environment)
-    if run.core.get("path"):
-        env["core_path"] = run.core["path"]
-    return {"label": run.label, "commit": run.core.get("commit") or run.commit,
-            "core_path": run.core.get("path"), "config": config, "environment": env,
-            "problems": run.problems}
-
-
-def _repo_paths(run: SideRun, folders: Sequence[Path]) -> None:
-    """Drop the temporary ``folders`` from the paths in ``run``'s errors and problems."""
-    def strip(text: str | None) -> str | None:
-        for folder in folders:
-            text = text and text.replace(f"{folder}{os.sep}", "")
-        return text
-
-    for row in run.outcomes:
-        row["error"] = strip(row["error"])
-    run.problems[:] = [strip(p) or "" for p in run.problems]
-
-
-def _write_outputs(out: Path, report: dict[str, Any], samples: pl.DataFrame,
-                   outcomes: pl.DataFrame) -> None:
-    import io
-
-    for name, frame in (("samples.parquet", samples), ("outcomes.parquet", outcomes)):
+def _write_outputs(out: Path, comparison: Comparison) -> None:
+    for name, frame in (("samples.parquet", comparison.samples),
+                        ("outcomes.parquet", comparison.outcomes)):
         buf = io.BytesIO()
         frame.write_parquet(buf)
         atomic_write_bytes(out / name, buf.getvalue())
-    model = parse_report(report, source=str(out / "report.json"))
+    model = parse_report(comparison.report, source=str(out / "report.json"))
     for fmt, name in (("json", "report.json"), ("md", "report.md"), ("html", "report.html")):
         atomic_write_bytes(out / name, render(model, fmt).encode())  # type: ignore[arg-type]
 
@@ -192,175 +160,32 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
     stamp = dt.datetime.now(dt.UTC)
     out = out_dir or Path("schedperf-compare") / stamp.strftime("%Y-%m-%dT%H-%M-%SZ")
     console = Console(stderr=True)
-    say = lambda text: console.print(f"[dim]{text}[/]", highlight=False)  # noqa: E731
-    in_base = lambda commit: False  # noqa: E731
-
+    # recorded results were selected when they were measured: --label filters them only
+    # when given (--time-label has no meaning here)
+    given = ctx.get_parameter_source("label_filter") is not ParameterSource.DEFAULT
+    label = label_filter if given or not forms[2] else None
+    settings = Settings(
+        modes=modes, seed=seed, repeat=repeat, q=q, effects=effects, accepted=accepted,
+        jobs=jobs, timeout=timeout, label=label, time_label=time_label,
+        name_regex=name_regex, out=out, started=started,
+        progress=lambda text: console.print(f"[dim]{text}[/]", highlight=False))
     if forms[2]:
         assert base_results is not None and head_results is not None
-        # recorded results were selected when they were measured: --label filters them only
-        # when given (--time-label has no meaning here)
-        given = ctx.get_parameter_source("label_filter") is not ParameterSource.DEFAULT
-        report, samples, outcomes = _compare_recorded(
-            (base_results, head_results), store, label_filter if given else None, name_regex,
-            q=q, effects=effects, accepted=accepted, started=started)
-        return _finish(ctx, out, report, samples, outcomes, fail_on_regression, console)
-
-    if not modes:
-        modes = ("instructions", "time") if valgrind_available() else ("time",)
-    chosen, uncommon_names, labels_of, not_compared = _choose_workloads(
-        load_test_cases(configs), modes, label_filter, time_label, name_regex,
-        own_config_left_out=forms[1])
-    env_fp = environment_fingerprint(clock="virtual", seed=seed)
-    env_keep = {k: env_fp.get(k) for k in ("machine", "cpu_model", "cpu_count", "python",
-                                           "numpy_version", "blas")}
-    out.mkdir(parents=True, exist_ok=True)
-    raw = out / "raw"
-    rows: list[dict[str, Any]] = []
-
-    def measure(sides: list[SideRun]) -> None:
-        for mode in ("instructions", "time"):
-            if mode not in modes:
-                continue
-            spec = WorkerSpec(configs=tuple(chosen[mode + ":configs"]),
-                              workloads=tuple(chosen[mode]), seed=seed)
-            if mode == "instructions":
-                try:
-                    rows.extend(run_instructions(sides, spec, raw, jobs=jobs, timeout=timeout,
-                                                 progress=say))
-                except FileNotFoundError as exc:
-                    raise BadInput(f"--measure instructions: {exc}") from exc
-            else:
-                rows.extend(run_time(sides, spec, repeat, raw, jobs=jobs, timeout=timeout,
-                                     progress=say))
-
-    if refs:
-        try:
-            root = repo_root(repo)
-            with checked_out(root, list(refs)) as checked:
-                entries: Path | None = None
-                try:
-                    with deferred_signals():  # made <=> removed below
-                        entries = Path(tempfile.mkdtemp(prefix="schedperf-core-"))
-                    sides = []
-                    for name, side in zip(("base", "head"), checked, strict=True):
-                        entry = core_path_entry(side.core, entries / name)
-                        sides.append(SideRun(name, side.ref, side_env([entry]),
-                                             commit=side.commit, environment=dict(env_keep)))
-                    say(f"BASE {refs[0]} = {checked[0].commit[:12]}, "
-                        f"HEAD {refs[1]} = {checked[1].commit[:12]}")
-                    measure(sides)
-                    for run, side in zip(sides, checked, strict=True):
-                        # tracebacks name files as in the repository, not in a temp folder
-                        _repo_paths(run, (entries / run.side, side.worktree))
-                finally:
-                    if entries is not None:
-                        shutil.rmtree(entries, ignore_errors=True)
-            base_commit = checked[0].commit
-
-            def in_base(commit: str) -> bool:
-                return is_ancestor(root, commit, base_commit)
-        except WorktreeError as exc:
-            raise BadInput(str(exc)) from exc
-        kind, configs_used = "refs", (None, None)
+        comparison = compare_recorded((base_results, head_results), store, settings)
+    elif refs:
+        comparison = compare_refs((refs[0], refs[1]), repo, configs, settings)
     else:
         assert base_config is not None and head_config is not None
-        from scheduler_core.errors import ConfigError
-        from scheduler_core.framework.config import load_config
-
-        for path in (base_config, head_config):
-            try:
-                load_config(path)
-            except (ConfigError, OSError) as exc:
-                raise BadInput(f"{path}: {exc}") from exc
-        here = side_env([])
-        sides = [SideRun("base", str(base_config), dict(here), str(base_config.resolve()),
-                         environment=dict(env_keep)),
-                 SideRun("head", str(head_config), dict(here), str(head_config.resolve()),
-                         environment=dict(env_keep))]
-        measure(sides)
-        kind, configs_used = "configs", (str(base_config), str(head_config))
-    samples = to_frame(rows)
-    outcomes = outcomes_frame(sides[0].outcomes + sides[1].outcomes).with_columns(
-        pl.col("workload").replace_strict(labels_of, default=None, return_dtype=pl.String)
-        .alias("labels"))
-    report = build_report(
-        samples, kind=kind, base=_side_dict(sides[0], configs_used[0]),
-        head=_side_dict(sides[1], configs_used[1]), modes=list(modes), repeat=repeat, q=q,
-        min_effect=effects, seed=seed, label=label_filter,
-        uncommon=lambda w: w in uncommon_names, accepted=accepted, in_base=in_base,
-        wall_seconds=time.perf_counter() - started,
-        extra_settings={"time_label": time_label,
-                        "workloads": {m: len(chosen[m]) for m in modes},
-                        "not_compared": [f"{w} (its test case sets schedulerConfigPath {c})"
-                                         for w, c in sorted(not_compared.items())]},
-        outcomes=outcomes)
-    if not_compared:
-        say(f"not compared: {len(not_compared)} workload(s) whose test case sets its own "
-            f"schedulerConfigPath ({', '.join(sorted(not_compared))})")
-    _finish(ctx, out, report, samples, outcomes, fail_on_regression, console)
+        comparison = compare_configs(base_config, head_config, configs, settings)
+    _finish(ctx, out, comparison, fail_on_regression, console)
 
 
-def _compare_recorded(specs: tuple[str, str], store: Path | None, label_filter: str | None,
-                      name_regex: str | None, *, q: float, effects: dict[str, float],
-                      accepted: Any, started: float
-                      ) -> tuple[dict[str, Any], pl.DataFrame, pl.DataFrame]:
-    """The recorded-results form: nothing is rerun; (report, samples, outcomes)."""
-    try:
-        recorded = [select_recorded(load_recorded(spec, name, store=store), label_filter,
-                                    name_regex)
-                    for spec, name in zip(specs, ("base", "head"), strict=True)]
-    except WorktreeError as exc:
-        raise BadInput(str(exc)) from exc
-    samples = pl.concat([r.samples for r in recorded])
-    outcomes = pl.concat([r.outcomes for r in recorded])
-    used_modes = [m for m in MODES if m in set(samples["mode"].to_list())
-                  | set(outcomes["mode"].to_list())]
-    uncommon_names = set().union(*(r.uncommon for r in recorded))
-    report = build_report(
-        samples, kind="results", base=recorded[0].side, head=recorded[1].side,
-        modes=used_modes, repeat=int(samples["round"].max() or 1), q=q,
-        min_effect=effects, seed=None, label=label_filter,
-        uncommon=lambda w: w in uncommon_names, accepted=accepted,
-        wall_seconds=time.perf_counter() - started, outcomes=outcomes,
-        extra_settings={"name": name_regex} if name_regex else None)
-    return report, samples, outcomes
-
-
-def _choose_workloads(test_cases: list[TestCase], modes: tuple[str, ...], label_filter: str,
-                      time_label: str | None, name_regex: str | None, *,
-                      own_config_left_out: bool
-                      ) -> tuple[dict[str, list[str]], set[str], dict[str, str], dict[str, str]]:
-    """Per mode, the workloads to measure and their config files (``<mode>:configs``); the
-    uncommon ones; each one's labels; and those left out because their test case sets its
-    own schedulerConfigPath (``own_config_left_out``: the configs form)."""
-    chosen: dict[str, list[str]] = {}
-    uncommon_names: set[str] = set()
-    labels_of: dict[str, str] = {}
-    not_compared: dict[str, str] = {}
-    for mode in modes:
-        flt = time_label if mode == "time" else label_filter
-        picked = select_workloads(test_cases, flt, name_regex)
-        if own_config_left_out:
-            # --base-config/--head-config replace each test case's scheduler config: a test
-            # case that brings its own (profiles, out-of-tree plugins) would not run as written
-            own = [(tc, w) for tc, w in picked if tc.scheduler_config_path is not None]
-            for tc, w in own:
-                not_compared[w.full_name] = Path(str(tc.scheduler_config_path)).name
-            picked = [(tc, w) for tc, w in picked if tc.scheduler_config_path is None]
-            if not picked:
-                raise BadInput(f"{mode} label filter {flt!r}: every selected workload's test "
-                               "case sets its own schedulerConfigPath, which --base-config/"
-                               "--head-config would replace; nothing to compare")
-        chosen[mode] = [w.full_name for _, w in picked]
-        uncommon_names |= {w.full_name for _, w in picked if "uncommon" in w.labels}
-        labels_of.update({w.full_name: ",".join(w.labels) for _, w in picked})
-        chosen[mode + ":configs"] = sorted({str(tc.source) for tc, _ in picked})
-    return chosen, uncommon_names, labels_of, not_compared
-
-
-def _finish(ctx: click.Context, out: Path, report: dict[str, Any], samples: pl.DataFrame,
-            outcomes: pl.DataFrame, fail_on_regression: bool, console: Console) -> None:
-    _write_outputs(out, report, samples, outcomes)
+def _finish(ctx: click.Context, out: Path, comparison: Comparison, fail_on_regression: bool,
+            console: Console) -> None:
+    """Write the outputs, say what was found, exit: 2 when a side failed, 1 when a regression
+    nobody accepted is significant and --fail-on-regression asks, otherwise 0."""
+    _write_outputs(out, comparison)
+    report = comparison.report
     results = report["results"]
     failures = report.get("failures") or []
     regressions = [r for r in results if r["verdict"] == "regression" and not r["accepted"]]
