@@ -74,7 +74,7 @@ def _attribution(df: pl.DataFrame, workload: str, paired: bool) -> tuple[list[di
             per_round.append({m.removeprefix("plugin:"): v
                               for m, v in zip(g["metric"], g["value"], strict=True)})
         rounds[side] = per_round
-        med = part.group_by("metric").agg(pl.col("value").median())
+        med = part.group_by("metric").agg(pl.col("value").median()).sort("metric")
         breakdown[side] = {m.removeprefix("plugin:"): v
                            for m, v in zip(med["metric"], med["value"], strict=True)}
     if not rounds["base"] or not rounds["head"]:

@@ -119,3 +119,20 @@ def test_a_missed_threshold_still_counts_as_measured(status, measured):
     m = {"name": "T/a", "status": status, "throughput_avg": 900.0, "cpu_per_pod": 1e-4,
          "measured_pods": 10}
     assert bool(time_rows("head", 1, m)) == measured
+
+
+def test_the_plugin_breakdown_lists_plugins_in_name_order_whatever_the_row_order():
+    """report.json must not change from run to run: the per-side breakdown of plugin time is
+    keyed in name order, not in the order a hash-based group-by happens to produce."""
+    import polars as pl
+
+    from bench.compare.judge import _attribution
+
+    names = [f"plugin:P{i:02d}/Filter" for i in range(12)]
+    rows = [{"side": side, "workload": "W", "metric": m, "round": r, "value": 1.0 + i}
+            for side in ("base", "head") for r in (1, 2) for i, m in enumerate(names)]
+    for order in (rows, rows[::-1]):
+        _, breakdown = _attribution(pl.DataFrame(order), "W", paired=True)
+        assert list(breakdown["base"]) == sorted(breakdown["base"]) == \
+            [n.removeprefix("plugin:") for n in names]
+        assert list(breakdown["head"]) == [n.removeprefix("plugin:") for n in names]
