@@ -73,7 +73,7 @@ class SchedulePod(NominatedPass):
         """kube's schedulePod: the node to place ``pod`` on, or the status that says why there
         is none; when no node fits, only the diagnosis (see ``ScheduleResult``)."""
         table = self.cluster.table
-        if table.num_nodes == 0:
+        if not table.slot_of:  # (no property call: this runs every cycle)
             return ScheduleResult(status=Status.unresolvable(NO_NODES_AVAILABLE),
                                   diagnosis=Diagnosis(0))
         feasible, diagnosis, evaluated, error = self._find_nodes_that_fit(fwk, state, pod, record)
@@ -101,7 +101,7 @@ class SchedulePod(NominatedPass):
         earlier preemption) if the pod fits there; else the nodes PreFilter left (all, or the
         ones it named) through the filters."""
         table = self.cluster.table
-        diagnosis = Diagnosis(table.num_nodes)
+        diagnosis = Diagnosis(len(table.slot_of))
         pre_res, status, narrowing = fwk.run_pre_filter(state, pod, table)
         if record is not None:
             record.pre_filter_status = status
@@ -199,7 +199,7 @@ class SchedulePod(NominatedPass):
                                             else first_fail[:cut].copy()))
             pos = end
             chunk *= 2
-        self.next_start_node_index = (self.next_start_node_index + processed) % table.num_nodes
+        self.next_start_node_index = (self.next_start_node_index + processed) % len(table.slot_of)
         feasible = (feasible_parts[0] if len(feasible_parts) == 1
                     else np.concatenate(feasible_parts))
         if len(feasible) == 0 and failed_parts:
