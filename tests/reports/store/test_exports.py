@@ -18,7 +18,7 @@ from tests.reports.store.conftest import (
 )
 
 MODULES = ["reports.store"] + [f"reports.store.{m}" for m in (
-    "bookkeeping", "dataset", "detect", "history", "ingest", "ingest_asv", "ingest_dataitems",
+    "bookkeeping", "coverage", "dataset", "detect", "history", "ingest", "ingest_asv", "ingest_dataitems",
     "ingest_pytest", "ingest_run", "problems", "schema")]
 
 
