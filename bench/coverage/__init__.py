@@ -1,9 +1,9 @@
 """Coverage maps: which catalog workloads execute which scheduler_core statement lines
 (docs/coverage.md).
 
-This package's ``__init__`` imports nothing: :mod:`bench.coverage.child` is started as
-``python -m bench.coverage.child`` and must start its tracer before scheduler_core (or anything
-that imports it) is imported. Modules, one job each:
+This package's ``__init__`` imports nothing (it holds two constants):
+:mod:`bench.coverage.child` is started as ``python -m bench.coverage.child`` and must start its
+tracer before scheduler_core (or anything that imports it) is imported. Modules, one job each:
 
     statements   a source text's executable statement lines, the subset outside
                  error-raising branches, functions' header lines and bodies
@@ -16,3 +16,8 @@ that imports it) is imported. Modules, one job each:
     collect      start the child for a selection and build the map (never in a measuring
                  process)
 """
+
+# the default selection of `schedperf coverage`: the catalog at integration-test sizes
+DEFAULT_LABEL = "integration-test"
+# the workloads `schedperf compare` measures by default (its --label)
+COMPARE_LABEL = "compare"

@@ -39,7 +39,7 @@ from reports.store.coverage import (
     CoverageMap,
 )
 
-__all__ = ["Outcome", "build_map", "package_files", "read_source"]
+__all__ = ["Outcome", "attribute_lines", "build_map", "package_files", "read_source"]
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def package_files(packages: Sequence[str], roots: Mapping[str, str]) -> dict[str
     return files
 
 
-def _attribute(lines: Iterable[int], stmts: FileStatements) -> set[int]:
+def attribute_lines(lines: Iterable[int], stmts: FileStatements) -> set[int]:
     """Executed lines -> statement lines, with function headers by body (module docstring)."""
     raw = set(lines)
     out = stmts.statements_of(raw)
@@ -96,7 +96,7 @@ def _line_rows(data: coverage.CoverageData, path: str, key: str,
             by_context.setdefault(_context_name(context), set()).add(line)
     return [(name, key, KIND_LINE, line, None)
             for name in sorted(by_context)
-            for line in sorted(_attribute(by_context[name], stmts))]
+            for line in sorted(attribute_lines(by_context[name], stmts))]
 
 
 def _arc_rows(data: coverage.CoverageData, paths: Mapping[str, str],

@@ -17,27 +17,28 @@ from __future__ import annotations
 import collections
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from bench.coverage import DEFAULT_LABEL
 from bench.coverage.attribute import Outcome, build_map
 from bench.measure.children import ChildProcesses
 from bench.measure.launch import child_env
 from bench.selection import load_test_cases, select_workloads
-from reports.store.coverage import CoverageMap
+from reports.store.coverage import CoverageMap, read_map, write_map
 from workloads.output.environment import core_origin
 
 __all__ = ["CHILD_MODULE", "DEFAULT_LABEL", "DEFAULT_PACKAGES", "CoverageRunError", "MapRequest",
-           "MapResult", "code_version", "collect_map"]
+           "MapResult", "code_version", "collect_map", "load_or_collect"]
 
 CHILD_MODULE = "bench.coverage.child"
-DEFAULT_LABEL = "integration-test"
 DEFAULT_PACKAGES = ("scheduler_core",)
 _TAIL = 20  # lines of the child's stderr kept for an error message
 _SCRUBBED = ("COVERAGE_PROCESS_START", "COVERAGE_RCFILE", "COVERAGE_CORE", "COVERAGE_FILE",
@@ -113,18 +114,19 @@ def _run_child(spec: dict[str, Any], folder: Path, *, core_root: Path, progress:
     spec_path.write_text(json.dumps(spec, indent=1), encoding="utf-8")
     tail: collections.deque[str] = collections.deque(maxlen=_TAIL)
     proc = children.popen([python, "-P", "-m", CHILD_MODULE, str(spec_path), str(out)],
-                          cwd=folder, env=_env(core_root), stdin=None,
-                          stdout=None, stderr=-1)
+                          cwd=folder, env=_env(core_root), stderr=subprocess.PIPE)
     relay = threading.Thread(target=_relay, args=(proc.stderr, tail, progress), daemon=True)
     relay.start()
     try:
         code = proc.wait()
-        relay.join()
     except BaseException:
         children.stop()
         raise
     finally:
         children.release(proc)
+        relay.join(timeout=10)  # the pipe ends with the process group
+        if proc.stderr is not None:
+            proc.stderr.close()
     try:
         result = json.loads(out.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -194,3 +196,24 @@ def collect_map(request: MapRequest, *, commit: str, dirty: bool, core_root: Pat
             dirty=dirty, meta=meta)
     return MapResult(cmap, list(result.get("import_errors", [])), unparsed,
                      time.perf_counter() - started)
+
+
+def load_or_collect(store: Path, request: MapRequest, *, commit: str, dirty: bool,
+                    core_root: Path | None = None,
+                    collect: Callable[..., MapResult] = collect_map,
+                    **collect_kw: Any) -> tuple[CoverageMap, MapResult | None]:
+    """The map of ``commit`` for ``request``: the stored one when it will do (a clean map of
+    that very commit, of the request's packages and files and every selected workload), else a new
+    one, computed and stored. A dirty working tree is always mapped anew: what it was when a
+    map was stored is not known. Returns (map, the MapResult when computed, else None)."""
+    if not dirty:
+        names = [w.full_name for _, w in select_workloads(load_test_cases(request.configs),
+                                                          request.label_filter,
+                                                          request.name_regex)]
+        stored = read_map(store, commit, files=request.include, workloads=names)
+        packages = {"scheduler_core", *request.packages}
+        if stored is not None and packages <= set(stored.packages):
+            return stored, None
+    result = collect(request, commit=commit, dirty=dirty, core_root=core_root, **collect_kw)
+    write_map(store, result.cmap)
+    return result.cmap, result

@@ -22,7 +22,8 @@ the function holding them changes. For each blind spot, **suggestions** name the
 workloads that execute the lines nearest to it in the same function (else the same file):
 where a new or changed workload should start.
 
-Pure functions: no coverage.py, git or files here.
+Pure functions: no coverage.py, git or files here (:func:`choose_for_change` takes what
+:func:`bench.coverage.changed.changed_statements` and a stored or computed map give).
 """
 
 from __future__ import annotations
@@ -31,10 +32,12 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
+from bench.coverage.changed import ChangedStatements
 from bench.coverage.statements import FileStatements, FunctionSpan
+from reports.store.coverage import CoverageMap
 
 __all__ = ["AddedWorkload", "BlindSpot", "LineRange", "Selection", "Suggestion", "choose",
-           "line_ranges"]
+           "choose_for_change", "line_ranges"]
 
 # file -> statement lines
 Lines = Mapping[str, Set[int]]
@@ -256,3 +259,27 @@ def choose(changed: Lines, workloads: Mapping[str, Lines], costs: Mapping[str, f
     return Selection(sum(len(v) for v in changed.values()), tuple(added),
                      _ranges(measured_files, statements), tuple(spots),
                      _ranges(imported, statements))
+
+
+def choose_for_change(cmap: CoverageMap, changed: ChangedStatements,
+                      measured: Iterable[str] = (), *,
+                      workloads: Iterable[str] | None = None,
+                      suggestions: int = 3) -> Selection:
+    """:func:`choose` for a diff's changed statements and a coverage map of its HEAD: the
+    map's workloads that ran (or only ``workloads`` of them), their costs, its import-time
+    lines, and the HEAD statements of the changed files. ValueError when the map is not of
+    the diff's HEAD commit (line numbers of another commit mean nothing) or lacks a changed
+    file."""
+    if cmap.commit != changed.head:
+        raise ValueError(f"the coverage map is of commit {cmap.commit[:12]}, the change's "
+                         f"HEAD is {changed.head[:12]}: map HEAD first")
+    if not cmap.covers_files(changed.lines):
+        raise ValueError("the coverage map is restricted to other files than the changed "
+                         f"ones: {sorted(set(changed.lines) - set(cmap.include or ()))}")
+    names = cmap.workload_names()
+    if workloads is not None:
+        keep = set(workloads)
+        names = [n for n in names if n in keep]
+    return choose(changed.lines, cmap.line_sets(names), cmap.costs(), measured,
+                  import_lines=cmap.import_lines(), statements=changed.statements,
+                  suggestions=suggestions)
