@@ -155,13 +155,18 @@ def _report_problems(cmap: CoverageMap, result: MapResult) -> int:
                    "scheduler_core/plugins/node_ports.py); repeatable. A restricted map is "
                    "stored beside the full one, never replacing it.")
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--timeout-per-workload", "timeout", type=click.FloatRange(min=0, min_open=True),
+              default=None, metavar="S",
+              help="Wall-time limit per workload under coverage, in seconds (a workload over "
+                   "it is a failure).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
               show_default=True,
               help="table for people, or JSON on stdout (progress then goes to stderr).")
 @click.pass_context
 def coverage_command(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
                      name_regex: str | None, store: Path, include_modules: tuple[str, ...],
-                     files: tuple[str, ...], seed: int, fmt: str) -> None:
+                     files: tuple[str, ...], seed: int, timeout: float | None,
+                     fmt: str) -> None:
     """Map which scheduler_core lines the selected workloads execute; store the map of this
     commit and print statement coverage of the selection and of its 'compare' subset.
 
@@ -180,7 +185,7 @@ def coverage_command(ctx: click.Context, configs: tuple[Path, ...], label_filter
     packages = tuple(dict.fromkeys(("scheduler_core", *include_modules)))
     request = MapRequest(configs=tuple(configs), label_filter=label_filter,
                          name_regex=name_regex, packages=packages,
-                         include=_check_files(files, packages), seed=seed)
+                         include=_check_files(files, packages), seed=seed, timeout=timeout)
     try:
         commit, dirty, _ = code_version()
         result = collect_map(request, commit=commit, dirty=dirty, progress=True)

@@ -86,7 +86,7 @@ def _commit(repo: Path, ref: str) -> str:
     try:
         out = git_bytes(repo, ["rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}"])
     except DiffError as exc:
-        raise DiffError(f"{ref!r} is not a commit of {repo}: {exc}") from exc
+        raise DiffError(f"{ref!r}: no such commit in {repo}") from exc
     return out.decode("ascii").strip()
 
 

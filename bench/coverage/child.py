@@ -13,10 +13,11 @@ that every line of the mapped packages is seen from their import on. Then, in or
    its module-level lines attributed to that workload);
 3. the configs are loaded and the workloads selected (context ``schedperf:load``) as
    ``schedperf run`` selects them; they must be the spec's ``names``;
-4. each workload runs as ``schedperf run`` runs it (``run_workload``, the spec's seed, the
-   virtual clock) in a context of its own, named ``<test case>/<workload>``; its cost is the
-   process's CPU seconds over the run. A workload that fails is an outcome (its status and
-   reason); an exception out of the harness is status ``error`` with its cause;
+4. each workload runs as ``schedperf run`` runs it (``run_workload``, the spec's seed and
+   wall-time limit, the virtual clock) in a context of its own, named
+   ``<test case>/<workload>``; its cost is the process's CPU seconds over the run. A workload
+   that fails is an outcome (its status and reason); an exception out of the harness is
+   status ``error`` with its cause;
 5. coverage stops and saves its data file; RESULT.json (written after every workload too, so
    that a crash leaves what finished) lists the outcomes, where each package was imported
    from and the modules that failed to import.
@@ -155,7 +156,7 @@ def _run_all(cov: coverage.Coverage, chosen: list[Any], spec: dict[str, Any],
         cov.switch_context(w.full_name)
         started, wall = time.process_time(), time.perf_counter()
         try:
-            run = run_workload(tc, w, seed=int(spec["seed"]))
+            run = run_workload(tc, w, seed=int(spec["seed"]), timeout=spec.get("timeout"))
             status, error = run.status, run.reason
         except Exception as exc:  # the harness raised: an outcome, with its cause
             status, error = "error", _cause(exc)

@@ -55,7 +55,8 @@ class MapRequest:
     """What to map: the selection (as ``schedperf run``'s ``--config``/``--label``/``--name``),
     the packages whose files are mapped (scheduler_core first, then out-of-tree plugin
     packages), optionally only some files of them (keys such as
-    ``scheduler_core/plugins/node_ports.py``), and the seed of the runs."""
+    ``scheduler_core/plugins/node_ports.py``), the seed of the runs and a wall-time limit
+    per workload."""
 
     configs: tuple[Path, ...] = ()
     label_filter: str | None = DEFAULT_LABEL
@@ -63,6 +64,7 @@ class MapRequest:
     packages: tuple[str, ...] = DEFAULT_PACKAGES
     include: tuple[str, ...] | None = None
     seed: int = 0
+    timeout: float | None = None  # wall seconds per workload (under coverage), as run's
 
 
 @dataclass(frozen=True)
@@ -180,8 +182,8 @@ def collect_map(request: MapRequest, *, commit: str, dirty: bool, core_root: Pat
                 "label_filter": request.label_filter, "name_regex": request.name_regex,
                 "names": [w.full_name for _, w in chosen], "packages": list(packages),
                 "include": None if request.include is None else sorted(request.include),
-                "seed": request.seed, "data_file": str(folder / "coverage.sqlite"),
-                "progress": progress}
+                "seed": request.seed, "timeout": request.timeout,
+                "data_file": str(folder / "coverage.sqlite"), "progress": progress}
         result, code, stderr = _run_child(spec, folder, core_root=core_root, progress=progress,
                                           children=children, python=python or sys.executable)
         _check(result, code, stderr, core_root)

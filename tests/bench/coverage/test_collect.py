@@ -248,3 +248,13 @@ def test_a_def_line_belongs_to_the_workloads_that_run_the_body() -> None:
     # a workload that runs scale's body gets its def line, though the tracer saw none
     ran = {at("if x > LIMIT:"), at("w = x + 1"), at("return w")}
     assert attribute_lines(ran, stmts) == ran | {at("def scale(x):")}
+
+
+def test_a_workload_over_its_time_limit_is_a_failure(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = probe_config(tmp_path / "cfg")
+    # a nanosecond: every run is over it, however fast the machine
+    code = main(["coverage", "--config", str(config), "--store", str(tmp_path / "store"),
+                 "--timeout-per-workload", "1e-9"])
+    assert code == 2
+    assert "Probe/2Nodes failed under coverage: timeout" in capsys.readouterr().err
