@@ -8,6 +8,9 @@ comes from, with whether its working tree was dirty), replacing the map of that 
 total and per-module coverage is printed for the selection and for its ``compare`` subset
 (the workloads ``schedperf compare`` measures by default).
 
+Interrupted (SIGINT, SIGTERM), it kills the coverage process's group, removes its temporary
+folder and stores nothing: exit 130 / 143.
+
 Exit status: 0 ok; 2 bad input (configs, filters, a module or file that is not there, no git
 checkout), or a workload that failed under coverage (each named with its reason: the map is
 stored all the same, with the failure recorded).

@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from bench.coverage import DEFAULT_LABEL
 from bench.coverage.attribute import Outcome, build_map
+from bench.interrupt import deferred_signals
 from bench.measure.children import ChildProcesses
 from bench.measure.launch import child_env
 from bench.selection import load_test_cases, select_workloads
@@ -115,20 +116,25 @@ def _run_child(spec: dict[str, Any], folder: Path, *, core_root: Path, progress:
     spec_path, out = folder / "spec.json", folder / "result.json"
     spec_path.write_text(json.dumps(spec, indent=1), encoding="utf-8")
     tail: collections.deque[str] = collections.deque(maxlen=_TAIL)
-    proc = children.popen([python, "-P", "-m", CHILD_MODULE, str(spec_path), str(out)],
-                          cwd=folder, env=_env(core_root), stderr=subprocess.PIPE)
-    relay = threading.Thread(target=_relay, args=(proc.stderr, tail, progress), daemon=True)
-    relay.start()
+    proc = relay = None
     try:
+        with deferred_signals():  # an interrupt now still finds the process to kill
+            proc = children.popen([python, "-P", "-m", CHILD_MODULE, str(spec_path), str(out)],
+                                  cwd=folder, env=_env(core_root), stderr=subprocess.PIPE)
+            relay = threading.Thread(target=_relay, args=(proc.stderr, tail, progress),
+                                     daemon=True)
+            relay.start()
         code = proc.wait()
     except BaseException:
         children.stop()
         raise
     finally:
-        children.release(proc)
-        relay.join(timeout=10)  # the pipe ends with the process group
-        if proc.stderr is not None:
-            proc.stderr.close()
+        if proc is not None:
+            children.release(proc)
+            if relay is not None:
+                relay.join(timeout=10)  # the pipe ends with the process group
+            if proc.stderr is not None:
+                proc.stderr.close()
     try:
         result = json.loads(out.read_text(encoding="utf-8"))
     except (OSError, ValueError):

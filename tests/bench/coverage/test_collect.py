@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -20,6 +23,7 @@ from bench.coverage.changed import ChangedStatements
 from bench.coverage.collect import MapRequest, MapResult, code_version, load_or_collect
 from bench.coverage.cover import choose_for_change
 from bench.coverage.statements import parse_statements
+from bench.measure.children import ChildProcesses
 from reports.store.coverage import CoverageMap, read_map, write_map
 from tests.bench.coverage.probe import PROBE_ENV
 from tests.bench.measure.helpers import run_worker
@@ -258,3 +262,30 @@ def test_a_workload_over_its_time_limit_is_a_failure(
                  "--timeout-per-workload", "1e-9"])
     assert code == 2
     assert "Probe/2Nodes failed under coverage: timeout" in capsys.readouterr().err
+
+
+def test_sigterm_kills_the_coverage_child_and_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    config = probe_config(tmp_path / "cfg")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    started: list[subprocess.Popen[bytes]] = []
+    real = ChildProcesses.popen
+
+    def popen_then_sigterm(self: ChildProcesses, *args: Any, **kw: Any) -> Any:
+        proc = real(self, *args, **kw)
+        started.append(proc)
+        os.kill(os.getpid(), signal.SIGTERM)  # the child runs: interrupt the command now
+        return proc
+
+    monkeypatch.setattr(ChildProcesses, "popen", popen_then_sigterm)
+    store = tmp_path / "store"
+    code = main(["coverage", "--config", str(config), "--store", str(store)])
+    assert code == 143
+    assert "interrupted by SIGTERM" in capsys.readouterr().err
+    (proc,) = started
+    assert proc.returncode is not None  # killed and reaped
+    assert list(temp.iterdir()) == []   # its folder is gone
+    assert not (store / "_coverage").exists()
