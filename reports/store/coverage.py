@@ -170,6 +170,15 @@ class CoverageMap:
         return {f: frozenset(v) for f, v in
                 frame.group_by("file").agg(pl.col("line")).iter_rows()}
 
+    def statement_totals(self) -> pl.DataFrame:
+        """Per file: ``statements`` and ``outside_statements`` (outside error-raising
+        branches), sorted by file."""
+        return (self.statements.group_by("file")
+                .agg(pl.len().cast(pl.Int64).alias("statements"),
+                     pl.col("outside_error_branch").sum().cast(pl.Int64)
+                     .alias("outside_statements"))
+                .sort("file"))
+
     def covers_files(self, files: Iterable[str]) -> bool:
         """Whether the map has every one of ``files`` in its scope."""
         return self.include is None or set(files) <= set(self.include)

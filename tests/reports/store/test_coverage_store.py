@@ -70,6 +70,7 @@ def test_round_trip(tmp_path: Path) -> None:
     assert got.line_sets() == {"T/one": {F: {2, 3}}, "T/two": {F: {3, 4, 5}}}
     assert got.import_lines() == {F: {1}, G: {1}}
     assert got.costs() == {"T/one": 1.5, "T/two": 1.5}
+    assert got.statement_totals().rows() == [(G, 1, 1), (F, 6, 5)]
     assert map_commits(tmp_path) == [A]
     # a coverage map is no results part: the results store stays empty
     assert store_files(tmp_path) == [] and scan_store(tmp_path).collect().height == 0
