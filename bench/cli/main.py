@@ -13,6 +13,7 @@ import click
 
 from bench.cli.changes import changes
 from bench.cli.compare import compare
+from bench.cli.coverage import coverage_command
 from bench.cli.dashboard import dashboard
 from bench.cli.demo import demo
 from bench.cli.generate import generate
@@ -48,6 +49,7 @@ cli.add_command(list_workloads)
 cli.add_command(validate)
 cli.add_command(generate)
 cli.add_command(compare)
+cli.add_command(coverage_command)
 cli.add_command(report)
 cli.add_command(ingest)
 cli.add_command(history)

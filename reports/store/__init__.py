@@ -15,8 +15,9 @@ Read it directly with ``pl.scan_parquet(f"{store}/**/*.parquet")``. Modules: ``s
 (columns), ``detect`` (what a file is), ``ingest_run`` / ``ingest_asv`` / ``ingest_pytest`` /
 ``ingest_dataitems`` (one parser per format), ``dataset`` (writing parts), ``bookkeeping``,
 ``ingest`` (the orchestration), ``gitinfo`` (commit dates and parents from git), ``order``
-(git order of versions), ``steps`` (judging a step), ``history``. Documented in
-docs/store.md.
+(git order of versions), ``steps`` (judging a step), ``history``, ``coverage`` (coverage maps
+per commit under ``<store>/_coverage/``: Arrow IPC files, no ``*.parquet``; docs/coverage.md).
+Documented in docs/store.md.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from tests.reports.store.conftest import (
 )
 
 MODULES = ["reports.store"] + [f"reports.store.{m}" for m in (
-    "bookkeeping", "dataset", "detect", "history", "ingest", "ingest_asv", "ingest_dataitems",
-    "ingest_pytest", "ingest_run", "problems", "schema")]
+    "bookkeeping", "coverage", "dataset", "detect", "history", "ingest", "ingest_asv",
+    "ingest_dataitems", "ingest_pytest", "ingest_run", "problems", "schema")]
 
 
 @pytest.mark.parametrize("module_name", MODULES)
