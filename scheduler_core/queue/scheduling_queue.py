@@ -27,7 +27,6 @@ but ask only the rejector plugins' hint functions.
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import IntEnum
 from itertools import count, islice
@@ -42,6 +41,13 @@ from scheduler_core.framework.interface import (
     Status,
 )
 from scheduler_core.plugins.names import POD_TOPOLOGY_SPREAD
+from scheduler_core.queue.backoff import (
+    BACKOFF_FLUSH_PERIOD,
+    DEFAULT_POD_INITIAL_BACKOFF,
+    DEFAULT_POD_MAX_BACKOFF,
+    BackoffQueue,
+    backoff_duration,
+)
 from scheduler_core.queue.clock import Clock, RealClock
 from scheduler_core.queue.events import (
     EVENT_ASSIGNED_POD_ADD,
@@ -55,6 +61,7 @@ from scheduler_core.queue.events import (
     pod_scheduling_properties_change,
     pod_updated,
 )
+from scheduler_core.queue.flush_grid import FlushGrid
 from scheduler_core.queue.nominator import Nominator
 from scheduler_core.queue.queued_pod import QueuedPodInfo
 
@@ -86,10 +93,7 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------- constants (§6.2)
-DEFAULT_POD_INITIAL_BACKOFF = 1.0
-DEFAULT_POD_MAX_BACKOFF = 10.0
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
-BACKOFF_FLUSH_PERIOD = 1.0
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 
 # where a pod is (return values of the requeue operations)
@@ -127,20 +131,6 @@ _ALWAYS_QUEUE: tuple[None, ...] = (None,)
 def default_sort_key(pod: Pod, timestamp: float, seq: int) -> tuple:
     """PrioritySort (§5.1): higher priority first, then earlier timestamp, then creation."""
     return (-pod.priority, timestamp, seq)
-
-
-def backoff_duration(attempts: int, initial: float = DEFAULT_POD_INITIAL_BACKOFF,
-                     maximum: float = DEFAULT_POD_MAX_BACKOFF) -> float:
-    """§6.3: 0 before any attempt, then initial doubling per attempt, capped at ``maximum``
-    (1, 2, 4, 8, 10, 10, ... s with the defaults)."""
-    if attempts == 0:
-        return 0.0
-    d = initial
-    for _ in range(1, attempts):
-        if d > maximum - d:
-            return maximum
-        d += d
-    return d
 
 
 # --------------------------------------------------------------------------- the queue
@@ -209,23 +199,15 @@ class PriorityQueue:
             name: tuple(regs) for name, regs in (hints or {}).items()
         }
         self._hints_enabled = queueing_hints_enabled
-        self._initial_backoff = float(initial_backoff)
-        self._max_backoff = float(max_backoff)
         self._max_in_unschedulable = float(max_in_unschedulable)
         self._sort_key: SortKeyFn = sort_key or default_sort_key
         self._namespace_labels = namespace_labels
         self._pop_from_backoff = pop_from_backoff
 
-        # activeQ / backoffQ: heaps of (key, counter, qpi) with lazy deletion; the dict holds
-        # the live entry per uid, a heap entry is live iff it is that dict's value.
+        # activeQ: a heap of (key, counter, qpi) with lazy deletion; the dict holds the live
+        # entry per uid, a heap entry is live iff it is that dict's value.
         self._active_heap: list[tuple[Any, int, QueuedPodInfo]] = []
         self._active: dict[str, tuple[Any, int, QueuedPodInfo]] = {}
-        # backoffQ is two heaps sharing one dict, as upstream's newer podBackoffQ /
-        # podErrorBackoffQ: [0] pods rejected by plugins, [1] pods that failed with an error
-        # (expiry, tie-break, qpi): the tie-break is an insertion counter, or with
-        # pop_from_backoff (activeQ sort key, counter), so pods of one window pop in activeQ order
-        self._backoff_heaps: tuple[list[tuple[float, Any, QueuedPodInfo]], ...] = ([], [])
-        self._backoff: dict[str, tuple[float, Any, QueuedPodInfo]] = {}
         # unschedulable pool, its gated members, and a lazy heap of (timestamp, counter, qpi)
         # of the non-gated members for the leftover flush and next_event_time
         self._pool: dict[str, QueuedPodInfo] = {}
@@ -253,11 +235,14 @@ class PriorityQueue:
         self._nominator = Nominator()
 
         # flush schedules: runs at t0 + k * period (kube's wait.Until starts immediately)
-        self._t0 = self._clock.now()
-        self._backoff_period = float(backoff_flush_period)
-        self._leftover_period = float(unschedulable_flush_period)
-        self._backoff_k = 0
-        self._leftover_k = 0
+        t0 = self._clock.now()
+        self._backoff_grid = FlushGrid(t0, backoff_flush_period)
+        self._leftover_grid = FlushGrid(t0, unschedulable_flush_period)
+        # backoffQ; ``_backoff`` is its dict of live entries
+        self._backoffq = BackoffQueue(
+            self._clock, self._backoff_grid, initial=initial_backoff, maximum=max_backoff,
+            pop_from_backoff=pop_from_backoff, sort_key=self._sort_key, counter=self._counter)
+        self._backoff = self._backoffq.entries
 
     # ------------------------------------------------------------------ read-only views
     @property
@@ -348,26 +333,13 @@ class PriorityQueue:
     def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
         """When the pod's backoff ends; with pop_from_backoff, the start of the flush window
         it ends in (upstream's ``getBackoffTime`` truncated to the ordering window)."""
-        expiry = qpi.timestamp + backoff_duration(qpi.attempts, self._initial_backoff,
-                                                  self._max_backoff)
-        if self._pop_from_backoff and qpi.attempts:
-            return self._window(expiry)
-        return expiry
+        return self._backoffq.expiry(qpi)
 
     def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
-        """§6.3; a gated pod never counts as backing off. With pop_from_backoff a pod whose
-        backoff ends in the current flush window is still backing off."""
-        if qpi.gated:
-            return False
-        now = self._clock.now()
-        if self._pop_from_backoff:
-            return qpi.attempts > 0 and self.backoff_expiry(qpi) >= self._window(now)
-        return self.backoff_expiry(qpi) > now
-
-    def _window(self, t: float) -> float:
-        """Start of the flush window holding ``t`` (the flush grid starts at construction)."""
-        period = self._backoff_period
-        return self._t0 + math.floor((t - self._t0) / period) * period
+        """A gated pod never counts as backing off. With pop_from_backoff a pod whose backoff
+        ends in the current flush window is still backing off
+        (docs/scheduling-model.md, "Backoff")."""
+        return self._backoffq.is_backing_off(qpi)
 
     # ------------------------------------------------------------------ nominator
     def add_nominated_pod(self, pod: Pod, node_name: str | None = None) -> None:
@@ -429,16 +401,11 @@ class PriorityQueue:
     def _pop_backoff(self) -> QueuedPodInfo | None:
         """SchedulerPopFromBackoffQ: activeQ is empty, so take the head of the backoff heap
         of plugin-rejected pods, backing off or not (pods that failed with an error wait)."""
-        while True:
-            entry = self._backoff_head(0)
-            if entry is None:
-                return None
-            qpi = entry[2]
-            uid = qpi.pod.uid
-            heapq.heappop(self._backoff_heaps[0])
-            del self._backoff[uid]
-            if self._into_flight(qpi, uid):
+        pop_rejected = self._backoffq.pop_rejected
+        while (qpi := pop_rejected()) is not None:
+            if self._into_flight(qpi, qpi.pod.uid):
                 return qpi
+        return None
 
     def _into_flight(self, qpi: QueuedPodInfo, uid: str) -> bool:
         """A popped pod starts its attempt: attempts and the scheduling cycle count up, it is
@@ -486,7 +453,8 @@ class PriorityQueue:
             if not self._hints_enabled:
                 if (self._move_request_cycle >= scheduling_cycle
                         or not (qpi.unschedulable_plugins or qpi.pending_plugins)):
-                    self._move_to_backoff(qpi)
+                    self._pool_remove(uid)
+                    self._backoffq.add(qpi)
                     return BACKOFF_Q
                 self._pool_put(qpi)
                 return UNSCHEDULABLE_PODS
@@ -576,8 +544,9 @@ class PriorityQueue:
                             break
                 return self._requeue(qpi, strategy, _POD_UPDATE)
             if pod_updated(old_pod, new_pod):
-                if self.is_backing_off(qpi):
-                    self._move_to_backoff(qpi)
+                if self._backoffq.is_backing_off(qpi):
+                    self._pool_remove(uid)
+                    self._backoffq.add(qpi)
                     return BACKOFF_Q
                 return ACTIVE_Q if self._move_to_active(qpi, _POD_UPDATE) else UNSCHEDULABLE_PODS
             return UNSCHEDULABLE_PODS
@@ -617,25 +586,7 @@ class PriorityQueue:
     def flush_backoff_completed(self) -> int:
         """Move every pod whose backoff expired to activeQ (via PreEnqueue). Returns how many
         reached activeQ."""
-        now = self._clock.now()
-        if self._pop_from_backoff:
-            # aligned expiries: a pod is done once its window is before the current one
-            now = self._window(now) - self._backoff_period / 2
-        backoff = self._backoff
-        due = []
-        for heap in self._backoff_heaps:
-            while heap:
-                entry = heap[0]
-                qpi = entry[2]
-                uid = qpi.pod.uid
-                if backoff.get(uid) is not entry:
-                    heapq.heappop(heap)
-                    continue
-                if entry[0] > now:
-                    break
-                heapq.heappop(heap)
-                del backoff[uid]
-                due.append(qpi)
+        due = self._backoffq.pop_completed(self._clock.now())
         return sum(1 for qpi in due if self._move_to_active(qpi, _BACKOFF_COMPLETE))
 
     def flush_unschedulable_leftover(self) -> int:
@@ -663,12 +614,12 @@ class PriorityQueue:
         30 s, on a grid starting at construction). Returns how many pods moved."""
         now = self._clock.now()
         moved = 0
-        if now >= self._t0 + self._backoff_k * self._backoff_period:
+        if self._backoff_grid.due(now):
             moved += self.flush_backoff_completed()
-            self._backoff_k = self._next_k(now, self._backoff_period)
-        if now >= self._t0 + self._leftover_k * self._leftover_period:
+            self._backoff_grid.ran(now)
+        if self._leftover_grid.due(now):
             moved += self.flush_unschedulable_leftover()
-            self._leftover_k = self._next_k(now, self._leftover_period)
+            self._leftover_grid.ran(now)
         return moved
 
     def next_event_time(self, *, include_leftover: bool = True,
@@ -683,31 +634,15 @@ class PriorityQueue:
         helped), ``include_errors=False`` ignores pods backing off after an error (no
         rejector plugins, e.g. "no nodes available"), which upstream retries forever."""
         candidates = []
-        heads = [self._backoff_head(0)]
-        if include_errors:
-            heads.append(self._backoff_head(1))
-        expiries = [h[0] for h in heads if h is not None]
-        if expiries:
-            expiry = min(expiries)
-            period = self._backoff_period
+        expiry = self._backoffq.earliest_expiry(include_errors)
+        if expiry is not None:
+            grid = self._backoff_grid
             if self._pop_from_backoff:  # released by the flush after its window
-                expiry = self._window(expiry) + period
-            k = max(self._backoff_k, math.ceil((expiry - self._t0) / period))
-            t = self._t0 + k * period
-            while t < expiry:
-                k += 1
-                t = self._t0 + k * period
-            candidates.append(t)
+                expiry = grid.window(expiry) + grid.period
+            candidates.append(grid.first_at_or_after(expiry))
         ts = self._leftover_head_ts() if include_leftover else None
         if ts is not None:
-            limit = self._max_in_unschedulable
-            period = self._leftover_period
-            k = max(self._leftover_k, math.floor((ts + limit - self._t0) / period))
-            t = self._t0 + k * period
-            while not t - ts > limit:
-                k += 1
-                t = self._t0 + k * period
-            candidates.append(t)
+            candidates.append(self._leftover_grid.first_over(ts, self._max_in_unschedulable))
         return min(candidates) if candidates else None
 
     # ------------------------------------------------------------------ internals: moves
@@ -741,24 +676,6 @@ class PriorityQueue:
         if reason in (_POD_ADD, _POD_UPDATE):
             self._nominator.add(qpi.pod, None)
         return True
-
-    def _move_to_backoff(self, qpi: QueuedPodInfo) -> None:
-        uid = qpi.pod.uid
-        self._pool_remove(uid)
-        tie: Any = next(self._counter)
-        if self._pop_from_backoff:
-            tie = (self._sort_key(qpi.pod, qpi.timestamp, qpi.seq), tie)
-        entry = (self.backoff_expiry(qpi), tie, qpi)
-        self._backoff[uid] = entry
-        heaps = self._backoff_heaps
-        heapq.heappush(heaps[_backoff_kind(qpi)], entry)
-        if len(heaps[0]) + len(heaps[1]) > 2 * len(self._backoff) + 64:
-            rebuilt: tuple[list[tuple[float, Any, QueuedPodInfo]], ...] = ([], [])
-            for e in self._backoff.values():
-                rebuilt[_backoff_kind(e[2])].append(e)
-            for heap in rebuilt:
-                heapq.heapify(heap)
-            self._backoff_heaps = rebuilt
 
     def _push_active(self, qpi: QueuedPodInfo) -> None:
         pod = qpi.pod
@@ -797,8 +714,9 @@ class PriorityQueue:
         if strategy == _SKIP:
             self._pool_put(qpi)
             return UNSCHEDULABLE_PODS
-        if strategy == _AFTER_BACKOFF and self.is_backing_off(qpi):
-            self._move_to_backoff(qpi)
+        if strategy == _AFTER_BACKOFF and self._backoffq.is_backing_off(qpi):
+            self._pool_remove(qpi.pod.uid)
+            self._backoffq.add(qpi)
             return BACKOFF_Q
         return ACTIVE_Q if self._move_to_active(qpi, reason) else UNSCHEDULABLE_PODS
 
@@ -961,15 +879,6 @@ class PriorityQueue:
                 break
         return out
 
-    def _backoff_head(self, kind: int) -> tuple[float, Any, QueuedPodInfo] | None:
-        heap = self._backoff_heaps[kind]
-        while heap:
-            entry = heap[0]
-            if self._backoff.get(entry[2].pod.uid) is entry:
-                return entry
-            heapq.heappop(heap)
-        return None
-
     def _leftover_live(self, ts: float, qpi: QueuedPodInfo) -> bool:
         return (not qpi.gated and qpi.timestamp == ts
                 and self._pool.get(qpi.pod.uid) is qpi)
@@ -982,17 +891,6 @@ class PriorityQueue:
                 return ts
             heapq.heappop(heap)
         return None
-
-    def _next_k(self, now: float, period: float) -> int:
-        k = math.floor((now - self._t0) / period) + 1
-        while self._t0 + k * period <= now:
-            k += 1
-        return k
-
-
-def _backoff_kind(qpi: QueuedPodInfo) -> int:
-    """0: rejected by plugins, 1: failed with an error (no rejector plugins)."""
-    return 0 if qpi.unschedulable_plugins or qpi.pending_plugins else 1
 
 
 def _label_keys_match(term: Any, owner: Pod, pod: Pod) -> bool:
