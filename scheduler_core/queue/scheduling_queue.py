@@ -63,6 +63,11 @@ from scheduler_core.queue.events import (
 )
 from scheduler_core.queue.flush_grid import FlushGrid
 from scheduler_core.queue.nominator import Nominator
+from scheduler_core.queue.pool import (
+    DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+    UNSCHEDULABLE_FLUSH_PERIOD,
+    UnschedulablePool,
+)
 from scheduler_core.queue.queued_pod import QueuedPodInfo
 
 __all__ = [
@@ -93,8 +98,6 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------- constants (§6.2)
-DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
-UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 
 # where a pod is (return values of the requeue operations)
 ACTIVE_Q = "active"
@@ -199,7 +202,6 @@ class PriorityQueue:
             name: tuple(regs) for name, regs in (hints or {}).items()
         }
         self._hints_enabled = queueing_hints_enabled
-        self._max_in_unschedulable = float(max_in_unschedulable)
         self._sort_key: SortKeyFn = sort_key or default_sort_key
         self._namespace_labels = namespace_labels
         self._pop_from_backoff = pop_from_backoff
@@ -208,16 +210,13 @@ class PriorityQueue:
         # entry per uid, a heap entry is live iff it is that dict's value.
         self._active_heap: list[tuple[Any, int, QueuedPodInfo]] = []
         self._active: dict[str, tuple[Any, int, QueuedPodInfo]] = {}
-        # unschedulable pool, its gated members, and a lazy heap of (timestamp, counter, qpi)
-        # of the non-gated members for the leftover flush and next_event_time
-        self._pool: dict[str, QueuedPodInfo] = {}
-        # the non-gated members in pool order (the gated ones are the rest): cluster events
-        # never move a gated pod, so they scan only these (thousands of gated pods must not
-        # cost every bind a scan)
-        self._ungated: dict[str, QueuedPodInfo] = {}
-        self._leftover_heap: list[tuple[float, int, QueuedPodInfo]] = []
         self._counter = count()
         self._seq = count()
+        # the unschedulable pool; ``_pool`` is its dict of members, ``_ungated`` of the
+        # non-gated ones
+        self._unschedulable = UnschedulablePool(self._counter, max_in_unschedulable)
+        self._pool = self._unschedulable.pods
+        self._ungated = self._unschedulable.ungated
 
         # in flight: uid -> (position in the event log when popped, pod); insertion order is
         # pop order, so the first value has the smallest position.
@@ -453,10 +452,10 @@ class PriorityQueue:
             if not self._hints_enabled:
                 if (self._move_request_cycle >= scheduling_cycle
                         or not (qpi.unschedulable_plugins or qpi.pending_plugins)):
-                    self._pool_remove(uid)
+                    self._unschedulable.remove(uid)
                     self._backoffq.add(qpi)
                     return BACKOFF_Q
-                self._pool_put(qpi)
+                self._unschedulable.put(qpi)
                 return UNSCHEDULABLE_PODS
             strategy = self._strategy_for_in_flight(qpi)
             return self._requeue(qpi, strategy, _SCHEDULE_ATTEMPT_FAILURE)
@@ -545,7 +544,7 @@ class PriorityQueue:
                 return self._requeue(qpi, strategy, _POD_UPDATE)
             if pod_updated(old_pod, new_pod):
                 if self._backoffq.is_backing_off(qpi):
-                    self._pool_remove(uid)
+                    self._unschedulable.remove(uid)
                     self._backoffq.add(qpi)
                     return BACKOFF_Q
                 return ACTIVE_Q if self._move_to_active(qpi, _POD_UPDATE) else UNSCHEDULABLE_PODS
@@ -561,7 +560,7 @@ class PriorityQueue:
             return True
         if self._backoff.pop(uid, None) is not None:
             return True
-        return self._pool_remove(uid)
+        return self._unschedulable.remove(uid)
 
     def activate(self, pods: Iterable[Pod]) -> int:
         """Force pods from the pool or backoffQ into activeQ (PodsToActivate). An in-flight
@@ -592,22 +591,10 @@ class PriorityQueue:
     def flush_unschedulable_leftover(self) -> int:
         """Pods that stayed in the pool longer than the limit are moved as if the wildcard
         UnschedulableTimeout event occurred. Returns how many left the pool."""
-        now = self._clock.now()
-        limit = self._max_in_unschedulable
-        heap = self._leftover_heap
-        due: dict[str, QueuedPodInfo] = {}
-        while heap:
-            ts, _, qpi = heap[0]
-            if not self._leftover_live(ts, qpi):
-                heapq.heappop(heap)
-                continue
-            if not now - ts > limit:
-                break
-            heapq.heappop(heap)
-            due[qpi.pod.uid] = qpi
+        due = self._unschedulable.pop_overdue(self._clock.now())
         if not due:
             return 0
-        return self._move_pods(list(due.values()), EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
+        return self._move_pods(due, EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
 
     def tick(self) -> int:
         """Run each periodic flush whose time has come (backoff every 1 s, leftover every
@@ -640,9 +627,10 @@ class PriorityQueue:
             if self._pop_from_backoff:  # released by the flush after its window
                 expiry = grid.window(expiry) + grid.period
             candidates.append(grid.first_at_or_after(expiry))
-        ts = self._leftover_head_ts() if include_leftover else None
+        ts = self._unschedulable.oldest_timestamp() if include_leftover else None
         if ts is not None:
-            candidates.append(self._leftover_grid.first_over(ts, self._max_in_unschedulable))
+            candidates.append(self._leftover_grid.first_over(ts,
+                                                             self._unschedulable.max_duration))
         return min(candidates) if candidates else None
 
     # ------------------------------------------------------------------ internals: moves
@@ -666,11 +654,11 @@ class PriorityQueue:
         if qpi.gated:
             if uid in self._active or uid in self._backoff:
                 return False
-            self._pool_put(qpi)
+            self._unschedulable.put(qpi)
             return False
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = self._clock.now()
-        self._pool_remove(uid)
+        self._unschedulable.remove(uid)
         self._backoff.pop(uid, None)
         self._push_active(qpi)
         if reason in (_POD_ADD, _POD_UPDATE):
@@ -687,35 +675,13 @@ class PriorityQueue:
             self._active_heap = list(self._active.values())
             heapq.heapify(self._active_heap)
 
-    def _pool_put(self, qpi: QueuedPodInfo) -> None:
-        uid = qpi.pod.uid
-        prev = self._pool.get(uid)
-        self._pool[uid] = qpi
-        if qpi.gated:
-            self._ungated.pop(uid, None)
-            return
-        self._ungated[uid] = qpi
-        if prev is not qpi:
-            heap = self._leftover_heap
-            heapq.heappush(heap, (qpi.timestamp, next(self._counter), qpi))
-            if len(heap) > 2 * len(self._pool) + 64:
-                self._leftover_heap = [(q.timestamp, next(self._counter), q)
-                                       for q in self._ungated.values()]
-                heapq.heapify(self._leftover_heap)
-
-    def _pool_remove(self, uid: str) -> bool:
-        if self._pool.pop(uid, None) is None:
-            return False
-        self._ungated.pop(uid, None)
-        return True
-
     def _requeue(self, qpi: QueuedPodInfo, strategy: QueueingStrategy, reason: str) -> str:
         """kube's ``requeuePodWithQueueingStrategy``."""
         if strategy == _SKIP:
-            self._pool_put(qpi)
+            self._unschedulable.put(qpi)
             return UNSCHEDULABLE_PODS
         if strategy == _AFTER_BACKOFF and self._backoffq.is_backing_off(qpi):
-            self._pool_remove(qpi.pod.uid)
+            self._unschedulable.remove(qpi.pod.uid)
             self._backoffq.add(qpi)
             return BACKOFF_Q
         return ACTIVE_Q if self._move_to_active(qpi, reason) else UNSCHEDULABLE_PODS
@@ -732,7 +698,7 @@ class PriorityQueue:
             strategy = self._worth(qpi, event, old, new)
             if strategy == _SKIP:
                 continue
-            self._pool_remove(qpi.pod.uid)
+            self._unschedulable.remove(qpi.pod.uid)
             if self._requeue(qpi, strategy, event.label) != UNSCHEDULABLE_PODS:
                 moved += 1
         self._move_request_cycle = self._cycle
@@ -878,19 +844,6 @@ class PriorityQueue:
                 out.append(qpi)
                 break
         return out
-
-    def _leftover_live(self, ts: float, qpi: QueuedPodInfo) -> bool:
-        return (not qpi.gated and qpi.timestamp == ts
-                and self._pool.get(qpi.pod.uid) is qpi)
-
-    def _leftover_head_ts(self) -> float | None:
-        heap = self._leftover_heap
-        while heap:
-            ts, _, qpi = heap[0]
-            if self._leftover_live(ts, qpi):
-                return ts
-            heapq.heappop(heap)
-        return None
 
 
 def _label_keys_match(term: Any, owner: Pod, pod: Pod) -> bool:
