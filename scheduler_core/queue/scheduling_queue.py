@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from enum import IntEnum
-from itertools import count, islice
+from itertools import count
 from typing import Any
 
 from scheduler_core.api.pod import Pod
@@ -37,10 +36,8 @@ from scheduler_core.framework.interface import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
-    QueueingHint,
     Status,
 )
-from scheduler_core.plugins.names import POD_TOPOLOGY_SPREAD
 from scheduler_core.queue.backoff import (
     BACKOFF_FLUSH_PERIOD,
     DEFAULT_POD_INITIAL_BACKOFF,
@@ -62,6 +59,7 @@ from scheduler_core.queue.events import (
     pod_updated,
 )
 from scheduler_core.queue.flush_grid import FlushGrid
+from scheduler_core.queue.hints import QueueingHints, QueueingStrategy, cross_topology_pods
 from scheduler_core.queue.nominator import Nominator
 from scheduler_core.queue.pool import (
     DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
@@ -116,19 +114,9 @@ SortKeyFn = Callable[[Pod, float, int], tuple]
 PreEnqueueFn = Callable[[Pod], tuple[str, Status] | None]
 
 
-class QueueingStrategy(IntEnum):
-    """How a pod leaves the unschedulable pool; larger wins when several events disagree."""
-
-    SKIP = 0  # stay in the unschedulable pool
-    AFTER_BACKOFF = 1  # backoffQ if still backing off, else activeQ
-    IMMEDIATELY = 2  # activeQ (a Pending plugin said Queue)
-
-
 _SKIP = QueueingStrategy.SKIP
-_INTEREST_CACHE_LIMIT = 1024  # distinct event objects remembered by _is_event_of_interest
 _AFTER_BACKOFF = QueueingStrategy.AFTER_BACKOFF
 _IMMEDIATELY = QueueingStrategy.IMMEDIATELY
-_ALWAYS_QUEUE: tuple[None, ...] = (None,)
 
 
 def default_sort_key(pod: Pod, timestamp: float, seq: int) -> tuple:
@@ -198,9 +186,7 @@ class PriorityQueue:
             raise ValueError("flush periods must be > 0 seconds")
         self._clock: Clock = clock if clock is not None else RealClock()
         self._pre_enqueue = pre_enqueue
-        self._hints: dict[str, tuple[ClusterEventWithHint, ...]] = {
-            name: tuple(regs) for name, regs in (hints or {}).items()
-        }
+        self._hints = QueueingHints(hints or {}, queueing_hints_enabled)
         self._hints_enabled = queueing_hints_enabled
         self._sort_key: SortKeyFn = sort_key or default_sort_key
         self._namespace_labels = namespace_labels
@@ -226,11 +212,6 @@ class PriorityQueue:
 
         self._cycle = 0
         self._move_request_cycle = -1
-        self._event_fns: dict[ClusterEvent, dict[str, tuple[Any, ...]]] = {}
-        # id(event) -> (event kept alive, registered by some plugin): the same few event
-        # objects come back on every pod event, and hashing a ClusterEvent runs Python code
-        self._interest: dict[int, tuple[ClusterEvent, bool]] = {}
-        self._unregistered_seen = False
         self._nominator = Nominator()
 
         # flush schedules: runs at t0 + k * period (kube's wait.Until starts immediately)
@@ -448,7 +429,7 @@ class PriorityQueue:
             if uid in self._pool or uid in self._active or uid in self._backoff:
                 return None
             qpi.timestamp = self._clock.now()
-            self._note_unregistered(qpi)
+            self._hints.note_unregistered(qpi)
             if not self._hints_enabled:
                 if (self._move_request_cycle >= scheduling_cycle
                         or not (qpi.unschedulable_plugins or qpi.pending_plugins)):
@@ -457,7 +438,8 @@ class PriorityQueue:
                     return BACKOFF_Q
                 self._unschedulable.put(qpi)
                 return UNSCHEDULABLE_PODS
-            strategy = self._strategy_for_in_flight(qpi)
+            strategy = self._hints.strategy_for_in_flight(
+                qpi, self._in_flight.get(uid), self._events, self._events_base)
             return self._requeue(qpi, strategy, _SCHEDULE_ATTEMPT_FAILURE)
         finally:
             self.done(uid)
@@ -472,7 +454,7 @@ class PriorityQueue:
     ) -> int:
         """A cluster event: requeue the unschedulable pods it may help (§6.4). Gated pods are
         skipped. Returns how many pods left the pool."""
-        if not self._is_event_of_interest(event):
+        if not self._hints.is_event_of_interest(event):
             return 0
         pool = self._ungated
         if pre_check is None:
@@ -484,10 +466,11 @@ class PriorityQueue:
     def assigned_pod_added(self, pod: Pod) -> int:
         """A bound pod appeared: only pods with a required pod-affinity term matching it, or
         rejected by PodTopologySpread in its namespace, are considered."""
-        if not self._is_event_of_interest(EVENT_ASSIGNED_POD_ADD):
+        if not self._hints.is_event_of_interest(EVENT_ASSIGNED_POD_ADD):
             return 0
-        return self._move_pods(self._cross_topology_pods(pod), EVENT_ASSIGNED_POD_ADD,
-                               None, pod)
+        return self._move_pods(cross_topology_pods(self._ungated.values(), pod,
+                                                   self._namespace_labels),
+                               EVENT_ASSIGNED_POD_ADD, None, pod)
 
     def assigned_pod_updated(self, old_pod: Pod, new_pod: Pod) -> int:
         """A bound pod changed. A request scale-down may help any pod; other updates only
@@ -496,9 +479,10 @@ class PriorityQueue:
         for event in pod_scheduling_properties_change(new_pod, old_pod):
             if event.action == ActionType.UPDATE_POD_SCALE_DOWN:
                 moved += self.move_all_to_active_or_backoff(event, old_pod, new_pod)
-            elif self._is_event_of_interest(event):
-                moved += self._move_pods(self._cross_topology_pods(new_pod), event,
-                                         old_pod, new_pod)
+            elif self._hints.is_event_of_interest(event):
+                pods = cross_topology_pods(self._ungated.values(), new_pod,
+                                           self._namespace_labels)
+                moved += self._move_pods(pods, event, old_pod, new_pod)
         return moved
 
     def assigned_pod_deleted(self, pod: Pod) -> int:
@@ -536,7 +520,7 @@ class PriorityQueue:
             if self._hints_enabled:
                 strategy = _SKIP
                 for event in events:
-                    s = self._worth(qpi, event, old_pod, new_pod)
+                    s = self._hints.worth(qpi, event, old_pod, new_pod)
                     if s > strategy:
                         strategy = s
                         if s == _IMMEDIATELY:
@@ -644,8 +628,9 @@ class PriorityQueue:
         qpi.unschedulable_plugins.add(plugin)
         qpi.gated = True
         qpi.gating_plugin = plugin
-        if plugin not in self._hints:
-            self._unregistered_seen = True
+        hints = self._hints
+        if plugin not in hints.registrations:
+            hints.unregistered_seen = True
 
     def _move_to_active(self, qpi: QueuedPodInfo, reason: str) -> bool:
         """kube's ``moveToActiveQ``: PreEnqueue, then activeQ, or the pool if gated."""
@@ -689,13 +674,14 @@ class PriorityQueue:
     def _move_pods(self, qpis: list[QueuedPodInfo], event: ClusterEvent, old: Any,
                    new: Any) -> int:
         """kube's ``movePodsToActiveOrBackoffQueue`` over pool members ``qpis``."""
-        if not self._is_event_of_interest(event):
+        if not self._hints.is_event_of_interest(event):
             return 0
         moved = 0
+        worth = self._hints.worth
         for qpi in qpis:
             if qpi.gated:
                 continue
-            strategy = self._worth(qpi, event, old, new)
+            strategy = worth(qpi, event, old, new)
             if strategy == _SKIP:
                 continue
             self._unschedulable.remove(qpi.pod.uid)
@@ -705,154 +691,3 @@ class PriorityQueue:
         if self._hints_enabled and self._in_flight:
             self._events.append((event, old, new))
         return moved
-
-    # ------------------------------------------------------------------ internals: hints
-    def _fns_for_event(self, event: ClusterEvent) -> dict[str, tuple[Any, ...]]:
-        """Plugin -> hint functions of its registrations matching ``event`` (cached)."""
-        fns = self._event_fns.get(event)
-        if fns is None:
-            fns = {}
-            for plugin, regs in self._hints.items():
-                matching = tuple(r.hint for r in regs if r.event.matches(event))
-                if matching:
-                    fns[plugin] = matching
-            self._event_fns[event] = fns
-        return fns
-
-    def _is_event_of_interest(self, event: ClusterEvent) -> bool:
-        if self._unregistered_seen:
-            return True
-        hit = self._interest.get(id(event))
-        if hit is not None and hit[0] is event:
-            return hit[1]
-        interest = event.is_wildcard or bool(self._fns_for_event(event))
-        if len(self._interest) >= _INTEREST_CACHE_LIMIT:
-            self._interest.clear()
-        self._interest[id(event)] = (event, interest)
-        return interest
-
-    def _note_unregistered(self, qpi: QueuedPodInfo) -> None:
-        if self._unregistered_seen:
-            return
-        hints = self._hints
-        for plugin in qpi.unschedulable_plugins:
-            if plugin not in hints:
-                self._unregistered_seen = True
-                return
-        for plugin in qpi.pending_plugins:
-            if plugin not in hints:
-                self._unregistered_seen = True
-                return
-
-    def _worth(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any,
-               new: Any) -> QueueingStrategy:
-        """kube's ``isPodWorthRequeuing``: ask only the rejector plugins' hints."""
-        unsched = qpi.unschedulable_plugins
-        pending = qpi.pending_plugins
-        if not unsched and not pending:
-            return _AFTER_BACKOFF
-        if event.is_wildcard:
-            # a wildcard event carrying a pod (ForceActivate) is for that pod only
-            if new is not None and not (isinstance(new, Pod) and new.uid == qpi.pod.uid):
-                return _SKIP
-            return _AFTER_BACKOFF
-        fns = self._fns_for_event(event)
-        hints = self._hints
-        if pending:
-            rejectors: Iterable[str] = [*sorted(pending), *sorted(unsched - pending)]
-        else:
-            rejectors = unsched if len(unsched) == 1 else sorted(unsched)
-        strategy = _SKIP
-        pod = qpi.pod
-        for plugin in rejectors:
-            plugin_fns = fns.get(plugin)
-            if plugin_fns is None:
-                if plugin in hints:
-                    continue  # registered, but not for this event
-                plugin_fns = _ALWAYS_QUEUE
-            for fn in plugin_fns:
-                if not self._hint_says_queue(fn, pod, old, new):
-                    continue
-                if plugin in pending:
-                    return _IMMEDIATELY
-                if not pending:
-                    return _AFTER_BACKOFF
-                strategy = _AFTER_BACKOFF
-        return strategy
-
-    def _hint_says_queue(self, fn: Any, pod: Pod, old: Any, new: Any) -> bool:
-        if fn is None or not self._hints_enabled:
-            return True
-        try:
-            return fn(pod, old, new) != QueueingHint.QUEUE_SKIP
-        except Exception:
-            return True  # an erroring hint must not strand the pod: Queue
-
-    def _strategy_for_in_flight(self, qpi: QueuedPodInfo) -> QueueingStrategy:
-        """kube's ``determineSchedulingHintForInFlightPod``: replay the events that arrived
-        while the pod was in flight."""
-        if not qpi.unschedulable_plugins and not qpi.pending_plugins:
-            return _AFTER_BACKOFF
-        rec = self._in_flight.get(qpi.pod.uid)
-        if rec is None:
-            return _AFTER_BACKOFF  # upstream logs an error and retries after backoff
-        strategy = _SKIP
-        pending = qpi.pending_plugins
-        for event, old, new in islice(self._events, rec[0] - self._events_base, None):
-            s = self._worth(qpi, event, old, new)
-            if s == _IMMEDIATELY:
-                return s
-            if s == _AFTER_BACKOFF:
-                strategy = s
-                if not pending:
-                    return s
-        return strategy
-
-    # ------------------------------------------------------------------ internals: misc
-    def _cross_topology_pods(self, pod: Pod) -> list[QueuedPodInfo]:
-        """kube's ``getUnschedulablePodsWithCrossTopologyTerm``."""
-        ns_labels: dict[str, str] | None = None
-        out = []
-        for qpi in self._ungated.values():  # _move_pods skips gated pods anyway
-            owner = qpi.pod
-            if (POD_TOPOLOGY_SPREAD in qpi.unschedulable_plugins
-                    and owner.namespace == pod.namespace):
-                out.append(qpi)
-                continue
-            terms = owner.spec.affinity.required_pod_affinity
-            if not terms:
-                continue
-            for term in terms:
-                namespaces = term.namespaces
-                if not namespaces and term.namespace_selector is None:
-                    namespaces = (owner.namespace,)
-                if pod.namespace not in namespaces:
-                    if term.namespace_selector is None:
-                        continue
-                    if ns_labels is None:
-                        ns_labels = (dict(self._namespace_labels(pod.namespace))
-                                     if self._namespace_labels is not None else {})
-                    if not term.namespace_selector.matches(ns_labels):
-                        continue
-                sel = term.label_selector
-                if sel is None:
-                    continue  # a nil selector matches nothing
-                if not sel.matches(pod.labels):
-                    continue
-                if not _label_keys_match(term, owner, pod):
-                    continue
-                out.append(qpi)
-                break
-        return out
-
-
-def _label_keys_match(term: Any, owner: Pod, pod: Pod) -> bool:
-    """matchLabelKeys / mismatchLabelKeys of a pod-affinity term, taken from its owner's
-    labels (what the API server merges into the selector)."""
-    for key in term.match_label_keys:
-        if key in owner.labels and pod.labels.get(key) != owner.labels[key]:
-            return False
-    for key in term.mismatch_label_keys:
-        if key in owner.labels and pod.labels.get(key) == owner.labels[key]:
-            return False
-    return True
