@@ -154,14 +154,20 @@ class BackoffQueue:
                 due.append(qpi)
         return due
 
-    def earliest_expiry(self, include_errors: bool = True) -> float | None:
-        """The smallest expiry in backoffQ (of the plugin-rejected pods only without
-        ``include_errors``); None if there is none."""
+    def next_flush_time(self, include_errors: bool = True) -> float | None:
+        """The first backoff flush that will release a pod (of the plugin-rejected pods only
+        without ``include_errors``); None if backoffQ holds none."""
         heads = [self._head(0)]
         if include_errors:
             heads.append(self._head(1))
         expiries = [h[0] for h in heads if h is not None]
-        return min(expiries) if expiries else None
+        if not expiries:
+            return None
+        expiry = min(expiries)
+        grid = self._grid
+        if self._pop_from_backoff:  # released by the flush after its window
+            expiry = grid.window(expiry) + grid.period
+        return grid.first_at_or_after(expiry)
 
     def _head(self, kind: int) -> BackoffEntry | None:
         heap = self._heaps[kind]

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from scheduler_core.queue.flush_grid import FlushGrid
     from scheduler_core.queue.queued_pod import QueuedPodInfo
 
 __all__ = [
@@ -33,13 +34,14 @@ class UnschedulablePool:
     ones are the rest): cluster events never move a gated pod, so they scan only these
     (thousands of gated pods must not cost every bind a scan). The owner may read both dicts
     but changes them only through ``put`` and ``remove``. A lazy heap of
-    (timestamp, counter, qpi) of the non-gated members serves the leftover flush and the next
-    flush time; ``counter`` is shared with the owner's other heaps.
+    (timestamp, counter, qpi) of the non-gated members serves the leftover flush, which runs
+    on ``grid``; ``counter`` is shared with the owner's other heaps.
     """
 
-    def __init__(self, counter: Iterator[int], max_duration: float) -> None:
+    def __init__(self, counter: Iterator[int], max_duration: float, grid: FlushGrid) -> None:
         self._counter = counter
-        self.max_duration = float(max_duration)
+        self._max_duration = float(max_duration)
+        self._grid = grid
         self.pods: dict[str, QueuedPodInfo] = {}
         self.ungated: dict[str, QueuedPodInfo] = {}
         self._leftover_heap: list[tuple[float, int, QueuedPodInfo]] = []
@@ -71,7 +73,7 @@ class UnschedulablePool:
     def pop_overdue(self, now: float) -> list[QueuedPodInfo]:
         """The non-gated pods that stayed longer than ``max_duration`` at ``now``, oldest
         first; they stay in the pool (the owner moves them) but leave the leftover heap."""
-        limit = self.max_duration
+        limit = self._max_duration
         heap = self._leftover_heap
         due: dict[str, QueuedPodInfo] = {}
         while heap:
@@ -85,13 +87,13 @@ class UnschedulablePool:
             due[qpi.pod.uid] = qpi
         return list(due.values())
 
-    def oldest_timestamp(self) -> float | None:
-        """The timestamp of the longest-waiting non-gated pod (None if there is none)."""
+    def next_flush_time(self) -> float | None:
+        """The first leftover flush that will take a pod (None if no non-gated pod waits)."""
         heap = self._leftover_heap
         while heap:
             ts, _, qpi = heap[0]
             if self._leftover_live(ts, qpi):
-                return ts
+                return self._grid.first_over(ts, self._max_duration)
             heapq.heappop(heap)
         return None
 

@@ -196,13 +196,8 @@ class PriorityQueue:
         # entry per uid, a heap entry is live iff it is that dict's value.
         self._active_heap: list[tuple[Any, int, QueuedPodInfo]] = []
         self._active: dict[str, tuple[Any, int, QueuedPodInfo]] = {}
-        self._counter = count()
+        self._counter = count()  # tie-breaks of every heap, in one sequence
         self._seq = count()
-        # the unschedulable pool; ``_pool`` is its dict of members, ``_ungated`` of the
-        # non-gated ones
-        self._unschedulable = UnschedulablePool(self._counter, max_in_unschedulable)
-        self._pool = self._unschedulable.pods
-        self._ungated = self._unschedulable.ungated
 
         # in flight: uid -> (position in the event log when popped, pod); insertion order is
         # pop order, so the first value has the smallest position.
@@ -218,11 +213,16 @@ class PriorityQueue:
         t0 = self._clock.now()
         self._backoff_grid = FlushGrid(t0, backoff_flush_period)
         self._leftover_grid = FlushGrid(t0, unschedulable_flush_period)
-        # backoffQ; ``_backoff`` is its dict of live entries
+        # backoffQ and the unschedulable pool; ``_backoff`` is backoffQ's dict of live
+        # entries, ``_pool`` the pool's dict of members and ``_ungated`` of non-gated ones
         self._backoffq = BackoffQueue(
             self._clock, self._backoff_grid, initial=initial_backoff, maximum=max_backoff,
             pop_from_backoff=pop_from_backoff, sort_key=self._sort_key, counter=self._counter)
         self._backoff = self._backoffq.entries
+        self._unschedulable = UnschedulablePool(self._counter, max_in_unschedulable,
+                                                self._leftover_grid)
+        self._pool = self._unschedulable.pods
+        self._ungated = self._unschedulable.ungated
 
     # ------------------------------------------------------------------ read-only views
     @property
@@ -604,17 +604,10 @@ class PriorityQueue:
         ``include_leftover=False`` ignores the 5-minute leftover flush (pods no event has
         helped), ``include_errors=False`` ignores pods backing off after an error (no
         rejector plugins, e.g. "no nodes available"), which upstream retries forever."""
-        candidates = []
-        expiry = self._backoffq.earliest_expiry(include_errors)
-        if expiry is not None:
-            grid = self._backoff_grid
-            if self._pop_from_backoff:  # released by the flush after its window
-                expiry = grid.window(expiry) + grid.period
-            candidates.append(grid.first_at_or_after(expiry))
-        ts = self._unschedulable.oldest_timestamp() if include_leftover else None
-        if ts is not None:
-            candidates.append(self._leftover_grid.first_over(ts,
-                                                             self._unschedulable.max_duration))
+        times = [self._backoffq.next_flush_time(include_errors)]
+        if include_leftover:
+            times.append(self._unschedulable.next_flush_time())
+        candidates = [t for t in times if t is not None]
         return min(candidates) if candidates else None
 
     # ------------------------------------------------------------------ internals: moves
