@@ -26,9 +26,7 @@ but ask only the rejector plugins' hint functions.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import count
 from typing import Any
 
 from scheduler_core.api.pod import Pod
@@ -38,6 +36,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     Status,
 )
+from scheduler_core.queue.active_queue import ActiveQueue, SortKeyFn, default_sort_key
 from scheduler_core.queue.backoff import (
     BACKOFF_FLUSH_PERIOD,
     DEFAULT_POD_INITIAL_BACKOFF,
@@ -110,7 +109,6 @@ _FORCE_ACTIVATE = "ForceActivate"
 _POD_ADD = "UnscheduledPodAdd"
 _POD_UPDATE = "UnscheduledPodUpdate"
 
-SortKeyFn = Callable[[Pod, float, int], tuple]
 PreEnqueueFn = Callable[[Pod], tuple[str, Status] | None]
 
 
@@ -119,13 +117,8 @@ _AFTER_BACKOFF = QueueingStrategy.AFTER_BACKOFF
 _IMMEDIATELY = QueueingStrategy.IMMEDIATELY
 
 
-def default_sort_key(pod: Pod, timestamp: float, seq: int) -> tuple:
-    """PrioritySort (§5.1): higher priority first, then earlier timestamp, then creation."""
-    return (-pod.priority, timestamp, seq)
-
-
 # --------------------------------------------------------------------------- the queue
-class PriorityQueue:
+class PriorityQueue(ActiveQueue):
     """kube's ``PriorityQueue``: activeQ, backoffQ, unschedulable pool, in-flight tracking
     and the nominator, with an injected clock.
 
@@ -184,29 +177,12 @@ class PriorityQueue:
                              f"{max_in_unschedulable}")
         if not (backoff_flush_period > 0 and unschedulable_flush_period > 0):
             raise ValueError("flush periods must be > 0 seconds")
-        self._clock: Clock = clock if clock is not None else RealClock()
+        super().__init__(clock if clock is not None else RealClock(),
+                         sort_key or default_sort_key, queueing_hints_enabled)
         self._pre_enqueue = pre_enqueue
         self._hints = QueueingHints(hints or {}, queueing_hints_enabled)
-        self._hints_enabled = queueing_hints_enabled
-        self._sort_key: SortKeyFn = sort_key or default_sort_key
         self._namespace_labels = namespace_labels
         self._pop_from_backoff = pop_from_backoff
-
-        # activeQ: a heap of (key, counter, qpi) with lazy deletion; the dict holds the live
-        # entry per uid, a heap entry is live iff it is that dict's value.
-        self._active_heap: list[tuple[Any, int, QueuedPodInfo]] = []
-        self._active: dict[str, tuple[Any, int, QueuedPodInfo]] = {}
-        self._counter = count()  # tie-breaks of every heap, in one sequence
-        self._seq = count()
-
-        # in flight: uid -> (position in the event log when popped, pod); insertion order is
-        # pop order, so the first value has the smallest position.
-        self._in_flight: dict[str, tuple[int, Pod]] = {}
-        self._events: list[tuple[ClusterEvent, Any, Any]] = []
-        self._events_base = 0  # log position of self._events[0]
-
-        self._cycle = 0
-        self._move_request_cycle = -1
         self._nominator = Nominator()
 
         # flush schedules: runs at t0 + k * period (kube's wait.Until starts immediately)
@@ -223,29 +199,10 @@ class PriorityQueue:
                                                 self._leftover_grid)
         self._pool = self._unschedulable.pods
         self._ungated = self._unschedulable.ungated
+        if pop_from_backoff:
+            self._pop_when_empty = self._backoffq.pop_rejected
 
     # ------------------------------------------------------------------ read-only views
-    @property
-    def clock(self) -> Clock:
-        return self._clock
-
-    @property
-    def scheduling_cycle(self) -> int:
-        """Incremented by every ``pop``; pass it to ``add_unschedulable_if_not_present``."""
-        return self._cycle
-
-    @property
-    def move_request_cycle(self) -> int:
-        """The scheduling cycle of the last cluster-event move request (-1: none yet)."""
-        return self._move_request_cycle
-
-    @property
-    def queueing_hints_enabled(self) -> bool:
-        return self._hints_enabled
-
-    def active_count(self) -> int:
-        return len(self._active)
-
     def backoff_count(self) -> int:
         return len(self._backoff)
 
@@ -255,9 +212,6 @@ class PriorityQueue:
 
     def gated_count(self) -> int:
         return len(self._pool) - len(self._ungated)
-
-    def in_flight_count(self) -> int:
-        return len(self._in_flight)
 
     def __len__(self) -> int:
         """Pending pods: activeQ + backoffQ + unschedulable pool (not the in-flight ones)."""
@@ -298,13 +252,6 @@ class PriorityQueue:
     def pending_summary(self) -> str:
         return (f"activeQ:{len(self._active)}; backoffQ:{len(self._backoff)}; "
                 f"unschedulablePods:{len(self._pool)}")
-
-    def in_flight_pods(self) -> list[Pod]:
-        return [pod for _, pod in self._in_flight.values()]
-
-    def in_flight_events(self) -> list[ClusterEvent]:
-        """The cluster events kept for in-flight pods, oldest first."""
-        return [e for e, _, _ in self._events]
 
     @property
     def pop_from_backoff(self) -> bool:
@@ -356,65 +303,6 @@ class PriorityQueue:
         Returns where it went."""
         qpi = QueuedPodInfo(pod, self._clock.now(), next(self._seq))
         return ACTIVE_Q if self._move_to_active(qpi, _POD_ADD) else UNSCHEDULABLE_PODS
-
-    def pop(self) -> QueuedPodInfo | None:
-        """The head of activeQ, now in flight (None if activeQ is empty; never blocks).
-
-        Increments the pod's attempts and the scheduling cycle, and clears its unschedulable
-        and pending plugins (the scheduler sets them again from the Diagnosis on failure).
-        """
-        heap = self._active_heap
-        active = self._active
-        while heap:
-            entry = heapq.heappop(heap)
-            qpi = entry[2]
-            uid = qpi.pod.uid
-            if active.get(uid) is not entry:
-                continue
-            del active[uid]
-            if self._into_flight(qpi, uid):
-                return qpi
-        if self._pop_from_backoff:
-            return self._pop_backoff()
-        return None
-
-    def _pop_backoff(self) -> QueuedPodInfo | None:
-        """SchedulerPopFromBackoffQ: activeQ is empty, so take the head of the backoff heap
-        of plugin-rejected pods, backing off or not (pods that failed with an error wait)."""
-        pop_rejected = self._backoffq.pop_rejected
-        while (qpi := pop_rejected()) is not None:
-            if self._into_flight(qpi, qpi.pod.uid):
-                return qpi
-        return None
-
-    def _into_flight(self, qpi: QueuedPodInfo, uid: str) -> bool:
-        """A popped pod starts its attempt: attempts and the scheduling cycle count up, it is
-        in flight, and its rejector plugins are cleared. False when it was already in flight
-        (tracked twice: upstream discards the popped duplicate)."""
-        qpi.attempts += 1
-        if self._hints_enabled:
-            if uid in self._in_flight:
-                return False
-            self._in_flight[uid] = (self._events_base + len(self._events), qpi.pod)
-        self._cycle += 1
-        qpi.unschedulable_plugins.clear()
-        qpi.pending_plugins.clear()
-        return True
-
-    def done(self, uid: str) -> None:
-        """The pod's scheduling attempt is over (bound, or handed back). Drops the in-flight
-        events no remaining in-flight pod needs. No-op with queueing hints off."""
-        if self._in_flight.pop(uid, None) is None:
-            return
-        if not self._in_flight:
-            self._events_base += len(self._events)
-            self._events.clear()
-            return
-        first = next(iter(self._in_flight.values()))[0]
-        drop = first - self._events_base
-        if drop > 0:
-            del self._events[:drop]
-            self._events_base = first
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo,
                                          scheduling_cycle: int) -> str | None:
@@ -642,16 +530,6 @@ class PriorityQueue:
         if reason in (_POD_ADD, _POD_UPDATE):
             self._nominator.add(qpi.pod, None)
         return True
-
-    def _push_active(self, qpi: QueuedPodInfo) -> None:
-        pod = qpi.pod
-        entry = (self._sort_key(pod, qpi.timestamp, qpi.seq), next(self._counter), qpi)
-        self._active[pod.uid] = entry
-        heap = self._active_heap
-        heapq.heappush(heap, entry)
-        if len(heap) > 2 * len(self._active) + 64:
-            self._active_heap = list(self._active.values())
-            heapq.heapify(self._active_heap)
 
     def _requeue(self, qpi: QueuedPodInfo, strategy: QueueingStrategy, reason: str) -> str:
         """kube's ``requeuePodWithQueueingStrategy``."""
