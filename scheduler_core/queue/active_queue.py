@@ -1,5 +1,5 @@
-"""activeQ and the pods in flight (kube's ``activeQueue``, docs/scheduling-model.md,
-"Scheduling queue").
+"""activeQ and the pods in flight, kube's ``activeQueue``
+(docs/scheduling-model.md, "Scheduling queue").
 
 activeQ is a heap ordered by the QueueSort key (docs/scheduling-model.md, "Queue ordering");
 ``pop`` takes its head, and the pod is *in flight* until ``done``. With queueing hints on,

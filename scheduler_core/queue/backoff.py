@@ -44,8 +44,8 @@ BackoffEntry = tuple[float, Any, "QueuedPodInfo"]
 
 def backoff_duration(attempts: int, initial: float = DEFAULT_POD_INITIAL_BACKOFF,
                      maximum: float = DEFAULT_POD_MAX_BACKOFF) -> float:
-    """0 before any attempt, then initial doubling per attempt, capped at ``maximum``
-    (1, 2, 4, 8, 10, 10, ... s with the defaults; docs/scheduling-model.md, "Backoff")."""
+    """0 before any attempt, then initial doubling per attempt, capped at ``maximum``:
+    1, 2, 4, 8, 10, 10, ... s with the defaults (docs/scheduling-model.md, "Backoff")."""
     if attempts == 0:
         return 0.0
     d = initial

@@ -1,27 +1,30 @@
-"""The scheduling queue (kube's ``backend/queue/scheduling_queue.go``, spec §6).
+"""The scheduling queue, kube's ``backend/queue/scheduling_queue.go``
+(docs/scheduling-model.md, "Scheduling queue").
 
 Pods waiting to be scheduled live in exactly one of three places:
 
-- **activeQ**: a heap ordered by the QueueSort key; ``pop`` takes its head.
-- **backoffQ**: a heap ordered by backoff expiry; ``flush_backoff_completed`` (every 1 s)
-  moves expired pods to activeQ. With ``pop_from_backoff`` (the SchedulerPopFromBackoffQ
-  gate, on by default since v1.33) expiries are aligned to the 1 s flush windows, pods of one
-  window are ordered as activeQ orders them, and ``pop`` takes the head of the plugin-rejected
-  backoff heap when activeQ is empty (never a pod that failed with an error).
-- **unschedulable pool**: a dict keyed by pod uid. Pods rejected with no event yet that
-  could help them, and pods gated by a PreEnqueue plugin. Cluster events
-  (``move_all_to_active_or_backoff``) ask the *rejector* plugins' queueing hints whether
-  the event may help; ``flush_unschedulable_leftover`` (every 30 s) moves pods that waited
-  more than 5 minutes.
+- **activeQ** (``active_queue.py``): a heap ordered by the QueueSort key; ``pop`` takes its
+  head.
+- **backoffQ** (``backoff.py``): heaps ordered by backoff expiry; ``flush_backoff_completed``
+  (every 1 s) moves expired pods to activeQ. With ``pop_from_backoff`` (the
+  SchedulerPopFromBackoffQ gate, on by default since v1.33) expiries are aligned to the 1 s
+  flush windows, pods of one window are ordered as activeQ orders them, and ``pop`` takes the
+  head of the plugin-rejected backoff heap when activeQ is empty (never a pod that failed
+  with an error).
+- **unschedulable pool** (``pool.py``): a dict keyed by pod uid. Pods rejected with no event
+  yet that could help them, and pods gated by a PreEnqueue plugin. Cluster events
+  (``move_all_to_active_or_backoff``) ask the *rejector* plugins' queueing hints
+  (``hints.py``) whether the event may help; ``flush_unschedulable_leftover`` (every 30 s)
+  moves pods that waited more than 5 minutes.
 
 A popped pod is *in flight* until ``done`` (called by ``add_unschedulable_if_not_present`` or
 by the scheduler after a successful bind). With queueing hints on, events that arrive while a
 pod is in flight are kept and replayed when the pod comes back rejected.
 
 Nothing here blocks or sleeps: ``pop`` returns None on an empty activeQ, and the caller drives
-time through the injected clock, ``tick()`` and ``next_event_time()``. Every per-pod operation
-is O(log n) (heaps with lazy deletion); cluster events iterate the pool, which is inherent,
-but ask only the rejector plugins' hint functions.
+time through the injected clock, ``tick()`` and ``next_event_time()`` (the flush grids of
+``flush_grid.py``). Every per-pod operation is O(log n) (heaps with lazy deletion); cluster
+events iterate the pool, which is inherent, but ask only the rejector plugins' hint functions.
 """
 
 from __future__ import annotations
@@ -94,8 +97,6 @@ __all__ = [
     "pod_scheduling_properties_change",
 ]
 
-# --------------------------------------------------------------------------- constants (§6.2)
-
 # where a pod is (return values of the requeue operations)
 ACTIVE_Q = "active"
 BACKOFF_Q = "backoff"
@@ -122,6 +123,10 @@ class PriorityQueue(ActiveQueue):
     """kube's ``PriorityQueue``: activeQ, backoffQ, unschedulable pool, in-flight tracking
     and the nominator, with an injected clock.
 
+    It extends ``ActiveQueue`` (activeQ, the in-flight pods, ``pop`` and ``done``) and holds a
+    ``BackoffQueue``, an ``UnschedulablePool``, the plugins' ``QueueingHints`` and a
+    ``Nominator``; it moves pods between the sub-queues.
+
     Parameters
     ----------
     clock : Clock
@@ -140,7 +145,7 @@ class PriorityQueue(ActiveQueue):
         matching registration counts as Queue), no in-flight events are kept, and a pod that
         failed goes to backoffQ only if a move request arrived during its cycle.
     initial_backoff, max_backoff, max_in_unschedulable : float
-        Seconds (§6.2 defaults).
+        Seconds; the defaults are upstream's (docs/scheduling-model.md, "Backoff").
     sort_key : callable, optional
         The QueueSort plugin's ``sort_key(pod, timestamp, seq)``; ``default_sort_key``
         (PrioritySort) when omitted.
@@ -306,7 +311,8 @@ class PriorityQueue(ActiveQueue):
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo,
                                          scheduling_cycle: int) -> str | None:
-        """Put a pod back after a failed attempt (§6.4); ``done`` is called in every case.
+        """Put a pod back after a failed attempt; ``done`` is called in every case
+        (docs/scheduling-model.md, "Requeueing and queueing hints").
 
         Set ``qpi.unschedulable_plugins`` / ``pending_plugins`` first (empty = the failure
         was an error). Refreshes the timestamp. Returns where the pod went, or None if it is
@@ -321,8 +327,7 @@ class PriorityQueue(ActiveQueue):
             if not self._hints_enabled:
                 if (self._move_request_cycle >= scheduling_cycle
                         or not (qpi.unschedulable_plugins or qpi.pending_plugins)):
-                    self._unschedulable.remove(uid)
-                    self._backoffq.add(qpi)
+                    self._backoffq.add(qpi)  # not in the pool: checked above
                     return BACKOFF_Q
                 self._unschedulable.put(qpi)
                 return UNSCHEDULABLE_PODS
@@ -340,8 +345,9 @@ class PriorityQueue(ActiveQueue):
         new: Any = None,
         pre_check: Callable[[Pod], bool] | None = None,
     ) -> int:
-        """A cluster event: requeue the unschedulable pods it may help (§6.4). Gated pods are
-        skipped. Returns how many pods left the pool."""
+        """A cluster event: requeue the unschedulable pods it may help
+        (docs/scheduling-model.md, "Requeueing and queueing hints"). Gated pods are skipped.
+        Returns how many pods left the pool."""
         if not self._hints.is_event_of_interest(event):
             return 0
         pool = self._ungated
@@ -378,7 +384,9 @@ class PriorityQueue(ActiveQueue):
 
     # ------------------------------------------------------------------ pod changes
     def update(self, old_pod: Pod | None, new_pod: Pod) -> str | None:
-        """An unscheduled pod changed (§6.4 Update). Returns where it is afterwards."""
+        """An unscheduled pod changed: updated where it is, or, in the unschedulable pool,
+        requeued if the update may help it. Returns where it is afterwards
+        (docs/scheduling-model.md, "Requeueing and queueing hints")."""
         uid = new_pod.uid
         events: list[ClusterEvent] = []
         if self._hints_enabled:
