@@ -1,5 +1,5 @@
 """The scheduling queue: activeQ, backoffQ, the unschedulable pool, in-flight tracking and
-the nominator, driven by an injectable clock (spec §6)."""
+the nominator, driven by an injectable clock (docs/scheduling-model.md, "Scheduling queue")."""
 
 from scheduler_core.queue.clock import Clock, FakeClock, RealClock
 from scheduler_core.queue.nominator import Nominator

@@ -1,50 +1,73 @@
-"""The scheduling queue (kube's ``backend/queue/scheduling_queue.go``, spec §6).
+"""The scheduling queue, kube's ``backend/queue/scheduling_queue.go``
+(docs/scheduling-model.md, "Scheduling queue").
 
 Pods waiting to be scheduled live in exactly one of three places:
 
-- **activeQ**: a heap ordered by the QueueSort key; ``pop`` takes its head.
-- **backoffQ**: a heap ordered by backoff expiry; ``flush_backoff_completed`` (every 1 s)
-  moves expired pods to activeQ. With ``pop_from_backoff`` (the SchedulerPopFromBackoffQ
-  gate, on by default since v1.33) expiries are aligned to the 1 s flush windows, pods of one
-  window are ordered as activeQ orders them, and ``pop`` takes the head of the plugin-rejected
-  backoff heap when activeQ is empty (never a pod that failed with an error).
-- **unschedulable pool**: a dict keyed by pod uid. Pods rejected with no event yet that
-  could help them, and pods gated by a PreEnqueue plugin. Cluster events
-  (``move_all_to_active_or_backoff``) ask the *rejector* plugins' queueing hints whether
-  the event may help; ``flush_unschedulable_leftover`` (every 30 s) moves pods that waited
-  more than 5 minutes.
+- **activeQ** (``active_queue.py``): a heap ordered by the QueueSort key; ``pop`` takes its
+  head.
+- **backoffQ** (``backoff.py``): heaps ordered by backoff expiry; ``flush_backoff_completed``
+  (every 1 s) moves expired pods to activeQ. With ``pop_from_backoff`` (the
+  SchedulerPopFromBackoffQ gate, on by default since v1.33) expiries are aligned to the 1 s
+  flush windows, pods of one window are ordered as activeQ orders them, and ``pop`` takes the
+  head of the plugin-rejected backoff heap when activeQ is empty (never a pod that failed
+  with an error).
+- **unschedulable pool** (``pool.py``): a dict keyed by pod uid. Pods rejected with no event
+  yet that could help them, and pods gated by a PreEnqueue plugin. Cluster events
+  (``move_all_to_active_or_backoff``) ask the *rejector* plugins' queueing hints
+  (``hints.py``) whether the event may help; ``flush_unschedulable_leftover`` (every 30 s)
+  moves pods that waited more than 5 minutes.
 
 A popped pod is *in flight* until ``done`` (called by ``add_unschedulable_if_not_present`` or
 by the scheduler after a successful bind). With queueing hints on, events that arrive while a
 pod is in flight are kept and replayed when the pod comes back rejected.
 
 Nothing here blocks or sleeps: ``pop`` returns None on an empty activeQ, and the caller drives
-time through the injected clock, ``tick()`` and ``next_event_time()``. Every per-pod operation
-is O(log n) (heaps with lazy deletion); cluster events iterate the pool, which is inherent,
-but ask only the rejector plugins' hint functions.
+time through the injected clock, ``tick()`` and ``next_event_time()`` (the flush grids of
+``flush_grid.py``). Every per-pod operation is O(log n) (heaps with lazy deletion); cluster
+events iterate the pool, which is inherent, but ask only the rejector plugins' hint functions.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import heapq
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from enum import IntEnum
-from itertools import count, islice
 from typing import Any
 
-from scheduler_core.api.pod import Pod, PodSpec
+from scheduler_core.api.pod import Pod
 from scheduler_core.framework.interface import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
-    QueueingHint,
     Status,
 )
-from scheduler_core.plugins.names import POD_TOPOLOGY_SPREAD
+from scheduler_core.queue.active_queue import ActiveQueue, SortKeyFn, default_sort_key
+from scheduler_core.queue.backoff import (
+    BACKOFF_FLUSH_PERIOD,
+    DEFAULT_POD_INITIAL_BACKOFF,
+    DEFAULT_POD_MAX_BACKOFF,
+    BackoffQueue,
+    backoff_duration,
+)
 from scheduler_core.queue.clock import Clock, RealClock
+from scheduler_core.queue.events import (
+    EVENT_ASSIGNED_POD_ADD,
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_FORCE_ACTIVATE,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    EVENT_UNSCHEDULED_POD_ADD,
+    EVENT_UNSCHEDULED_POD_DELETE,
+    EVENT_UNSCHEDULED_POD_UPDATE,
+    REGISTER_ALL_EVENTS,
+    pod_scheduling_properties_change,
+    pod_updated,
+)
+from scheduler_core.queue.flush_grid import FlushGrid
+from scheduler_core.queue.hints import QueueingHints, QueueingStrategy, cross_topology_pods
 from scheduler_core.queue.nominator import Nominator
+from scheduler_core.queue.pool import (
+    DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+    UNSCHEDULABLE_FLUSH_PERIOD,
+    UnschedulablePool,
+)
 from scheduler_core.queue.queued_pod import QueuedPodInfo
 
 __all__ = [
@@ -74,42 +97,11 @@ __all__ = [
     "pod_scheduling_properties_change",
 ]
 
-# --------------------------------------------------------------------------- constants (§6.2)
-DEFAULT_POD_INITIAL_BACKOFF = 1.0
-DEFAULT_POD_MAX_BACKOFF = 10.0
-DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
-BACKOFF_FLUSH_PERIOD = 1.0
-UNSCHEDULABLE_FLUSH_PERIOD = 30.0
-
 # where a pod is (return values of the requeue operations)
 ACTIVE_Q = "active"
 BACKOFF_Q = "backoff"
 UNSCHEDULABLE_PODS = "unschedulable"
 IN_FLIGHT = "in_flight"
-
-# resources, as named in framework/interface.py
-_POD = "Pod"  # assigned pods
-_UNSCHEDULED_POD = "UnscheduledPod"
-_WILDCARD = "*"
-
-EVENT_ASSIGNED_POD_ADD = ClusterEvent(_POD, ActionType.ADD, "AssignedPodAdd")
-EVENT_ASSIGNED_POD_DELETE = ClusterEvent(_POD, ActionType.DELETE, "AssignedPodDelete")
-EVENT_UNSCHEDULED_POD_ADD = ClusterEvent(_UNSCHEDULED_POD, ActionType.ADD, "UnscheduledPodAdd")
-EVENT_UNSCHEDULED_POD_UPDATE = ClusterEvent(_UNSCHEDULED_POD, ActionType.UPDATE,
-                                            "UnscheduledPodUpdate")
-EVENT_UNSCHEDULED_POD_DELETE = ClusterEvent(_UNSCHEDULED_POD, ActionType.DELETE,
-                                            "UnscheduledPodDelete")
-EVENT_UNSCHEDULABLE_TIMEOUT = ClusterEvent(_WILDCARD, ActionType.ALL, "UnschedulableTimeout")
-EVENT_FORCE_ACTIVATE = ClusterEvent(_WILDCARD, ActionType.ALL, "ForceActivate")
-
-#: The registration of a plugin without EnqueueExtensions: every event, no hint (= Queue).
-REGISTER_ALL_EVENTS: tuple[ClusterEventWithHint, ...] = (
-    ClusterEventWithHint(ClusterEvent(_WILDCARD, ActionType.ALL)),
-)
-
-# Upstream has an ``updatePodOther`` bit that only a plain ``Update`` registration matches.
-# Until interface.ActionType grows one, an "other" pod update is reported as UPDATE.
-_UPDATE_POD_OTHER: int = getattr(ActionType, "UPDATE_POD_OTHER", ActionType.UPDATE)
 
 # move reasons that are not cluster events (only the nominator looks at them)
 _SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
@@ -118,107 +110,22 @@ _FORCE_ACTIVATE = "ForceActivate"
 _POD_ADD = "UnscheduledPodAdd"
 _POD_UPDATE = "UnscheduledPodUpdate"
 
-SortKeyFn = Callable[[Pod, float, int], tuple]
 PreEnqueueFn = Callable[[Pod], tuple[str, Status] | None]
 
 
-class QueueingStrategy(IntEnum):
-    """How a pod leaves the unschedulable pool; larger wins when several events disagree."""
-
-    SKIP = 0  # stay in the unschedulable pool
-    AFTER_BACKOFF = 1  # backoffQ if still backing off, else activeQ
-    IMMEDIATELY = 2  # activeQ (a Pending plugin said Queue)
-
-
 _SKIP = QueueingStrategy.SKIP
-_INTEREST_CACHE_LIMIT = 1024  # distinct event objects remembered by _is_event_of_interest
 _AFTER_BACKOFF = QueueingStrategy.AFTER_BACKOFF
 _IMMEDIATELY = QueueingStrategy.IMMEDIATELY
-_ALWAYS_QUEUE: tuple[None, ...] = (None,)
-
-
-def default_sort_key(pod: Pod, timestamp: float, seq: int) -> tuple:
-    """PrioritySort (§5.1): higher priority first, then earlier timestamp, then creation."""
-    return (-pod.priority, timestamp, seq)
-
-
-def backoff_duration(attempts: int, initial: float = DEFAULT_POD_INITIAL_BACKOFF,
-                     maximum: float = DEFAULT_POD_MAX_BACKOFF) -> float:
-    """§6.3: 0 before any attempt, then initial doubling per attempt, capped at ``maximum``
-    (1, 2, 4, 8, 10, 10, ... s with the defaults)."""
-    if attempts == 0:
-        return 0.0
-    d = initial
-    for _ in range(1, attempts):
-        if d > maximum - d:
-            return maximum
-        d += d
-    return d
-
-
-# --------------------------------------------------------------------------- pod update events
-_POD_UPDATE_LABELS = {
-    ActionType.UPDATE_POD_LABEL: "UpdatePodLabel",
-    ActionType.UPDATE_POD_SCALE_DOWN: "UpdatePodScaleDown",
-    ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED: "UpdatePodSchedulingGatesEliminated",
-    ActionType.UPDATE_POD_TOLERATION: "UpdatePodToleration",
-}
-_POD_UPDATE_EVENTS: dict[tuple[str, int], ClusterEvent] = {
-    (res, action): ClusterEvent(res, action, f"{res}/{label}")
-    for res in (_POD, _UNSCHEDULED_POD)
-    for action, label in (*_POD_UPDATE_LABELS.items(), (_UPDATE_POD_OTHER, "Update"))
-}
-
-
-def pod_scheduling_properties_change(new_pod: Pod, old_pod: Pod) -> list[ClusterEvent]:
-    """kube's ``PodSchedulingPropertiesChange``: the update events one pod update raises.
-
-    The resource is ``Pod`` for an assigned pod and ``UnscheduledPod`` otherwise; an update
-    that changes none of labels, requests (scale-down), gates (all removed) or tolerations
-    is a plain update.
-    """
-    res = _POD if new_pod.node_name else _UNSCHEDULED_POD
-    old_spec, new_spec = old_pod.spec, new_pod.spec
-    actions = []
-    if new_pod.labels != old_pod.labels:
-        actions.append(ActionType.UPDATE_POD_LABEL)
-    if old_spec is not new_spec:
-        new_req = new_spec.requests
-        for name, value in old_spec.requests.items():
-            nv = new_req.get(name)
-            if nv is None or value > nv:
-                actions.append(ActionType.UPDATE_POD_SCALE_DOWN)
-                break
-        if old_spec.scheduling_gates and not new_spec.scheduling_gates:
-            actions.append(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
-        if len(old_spec.tolerations) != len(new_spec.tolerations):
-            actions.append(ActionType.UPDATE_POD_TOLERATION)
-    if not actions:
-        actions.append(_UPDATE_POD_OTHER)
-    return [_POD_UPDATE_EVENTS[(res, a)] for a in actions]
-
-
-_SPEC_FIELDS = tuple(f.name for f in dataclasses.fields(PodSpec) if f.init)
-
-
-def _pod_updated(old: Pod | None, new: Pod) -> bool:
-    """Legacy ``isPodUpdated``: anything but status (nominated node, start time) changed."""
-    if old is None:
-        return True
-    if (old.labels != new.labels or old.annotations != new.annotations
-            or old.owner_references != new.owner_references
-            or old.deletion_timestamp != new.deletion_timestamp
-            or old.node_name != new.node_name or old.priority != new.priority
-            or old.name != new.name or old.namespace != new.namespace or old.uid != new.uid):
-        return True
-    a, b = old.spec, new.spec
-    return a is not b and any(getattr(a, f) != getattr(b, f) for f in _SPEC_FIELDS)
 
 
 # --------------------------------------------------------------------------- the queue
-class PriorityQueue:
+class PriorityQueue(ActiveQueue):
     """kube's ``PriorityQueue``: activeQ, backoffQ, unschedulable pool, in-flight tracking
     and the nominator, with an injected clock.
+
+    It extends ``ActiveQueue`` (activeQ, the in-flight pods, ``pop`` and ``done``) and holds a
+    ``BackoffQueue``, an ``UnschedulablePool``, the plugins' ``QueueingHints`` and a
+    ``Nominator``; it moves pods between the sub-queues.
 
     Parameters
     ----------
@@ -238,7 +145,7 @@ class PriorityQueue:
         matching registration counts as Queue), no in-flight events are kept, and a pod that
         failed goes to backoffQ only if a move request arrived during its cycle.
     initial_backoff, max_backoff, max_in_unschedulable : float
-        Seconds (§6.2 defaults).
+        Seconds; the defaults are upstream's (docs/scheduling-model.md, "Backoff").
     sort_key : callable, optional
         The QueueSort plugin's ``sort_key(pod, timestamp, seq)``; ``default_sort_key``
         (PrioritySort) when omitted.
@@ -275,84 +182,32 @@ class PriorityQueue:
                              f"{max_in_unschedulable}")
         if not (backoff_flush_period > 0 and unschedulable_flush_period > 0):
             raise ValueError("flush periods must be > 0 seconds")
-        self._clock: Clock = clock if clock is not None else RealClock()
+        super().__init__(clock if clock is not None else RealClock(),
+                         sort_key or default_sort_key, queueing_hints_enabled)
         self._pre_enqueue = pre_enqueue
-        self._hints: dict[str, tuple[ClusterEventWithHint, ...]] = {
-            name: tuple(regs) for name, regs in (hints or {}).items()
-        }
-        self._hints_enabled = queueing_hints_enabled
-        self._initial_backoff = float(initial_backoff)
-        self._max_backoff = float(max_backoff)
-        self._max_in_unschedulable = float(max_in_unschedulable)
-        self._sort_key: SortKeyFn = sort_key or default_sort_key
+        self._hints = QueueingHints(hints or {}, queueing_hints_enabled)
         self._namespace_labels = namespace_labels
         self._pop_from_backoff = pop_from_backoff
-
-        # activeQ / backoffQ: heaps of (key, counter, qpi) with lazy deletion; the dict holds
-        # the live entry per uid, a heap entry is live iff it is that dict's value.
-        self._active_heap: list[tuple[Any, int, QueuedPodInfo]] = []
-        self._active: dict[str, tuple[Any, int, QueuedPodInfo]] = {}
-        # backoffQ is two heaps sharing one dict, as upstream's newer podBackoffQ /
-        # podErrorBackoffQ: [0] pods rejected by plugins, [1] pods that failed with an error
-        # (expiry, tie-break, qpi): the tie-break is an insertion counter, or with
-        # pop_from_backoff (activeQ sort key, counter), so pods of one window pop in activeQ order
-        self._backoff_heaps: tuple[list[tuple[float, Any, QueuedPodInfo]], ...] = ([], [])
-        self._backoff: dict[str, tuple[float, Any, QueuedPodInfo]] = {}
-        # unschedulable pool, its gated members, and a lazy heap of (timestamp, counter, qpi)
-        # of the non-gated members for the leftover flush and next_event_time
-        self._pool: dict[str, QueuedPodInfo] = {}
-        # the non-gated members in pool order (the gated ones are the rest): cluster events
-        # never move a gated pod, so they scan only these (thousands of gated pods must not
-        # cost every bind a scan)
-        self._ungated: dict[str, QueuedPodInfo] = {}
-        self._leftover_heap: list[tuple[float, int, QueuedPodInfo]] = []
-        self._counter = count()
-        self._seq = count()
-
-        # in flight: uid -> (position in the event log when popped, pod); insertion order is
-        # pop order, so the first value has the smallest position.
-        self._in_flight: dict[str, tuple[int, Pod]] = {}
-        self._events: list[tuple[ClusterEvent, Any, Any]] = []
-        self._events_base = 0  # log position of self._events[0]
-
-        self._cycle = 0
-        self._move_request_cycle = -1
-        self._event_fns: dict[ClusterEvent, dict[str, tuple[Any, ...]]] = {}
-        # id(event) -> (event kept alive, registered by some plugin): the same few event
-        # objects come back on every pod event, and hashing a ClusterEvent runs Python code
-        self._interest: dict[int, tuple[ClusterEvent, bool]] = {}
-        self._unregistered_seen = False
         self._nominator = Nominator()
 
         # flush schedules: runs at t0 + k * period (kube's wait.Until starts immediately)
-        self._t0 = self._clock.now()
-        self._backoff_period = float(backoff_flush_period)
-        self._leftover_period = float(unschedulable_flush_period)
-        self._backoff_k = 0
-        self._leftover_k = 0
+        t0 = self._clock.now()
+        self._backoff_grid = FlushGrid(t0, backoff_flush_period)
+        self._leftover_grid = FlushGrid(t0, unschedulable_flush_period)
+        # backoffQ and the unschedulable pool; ``_backoff`` is backoffQ's dict of live
+        # entries, ``_pool`` the pool's dict of members and ``_ungated`` of non-gated ones
+        self._backoffq = BackoffQueue(
+            self._clock, self._backoff_grid, initial=initial_backoff, maximum=max_backoff,
+            pop_from_backoff=pop_from_backoff, sort_key=self._sort_key, counter=self._counter)
+        self._backoff = self._backoffq.entries
+        self._unschedulable = UnschedulablePool(self._counter, max_in_unschedulable,
+                                                self._leftover_grid)
+        self._pool = self._unschedulable.pods
+        self._ungated = self._unschedulable.ungated
+        if pop_from_backoff:
+            self._pop_when_empty = self._backoffq.pop_rejected
 
     # ------------------------------------------------------------------ read-only views
-    @property
-    def clock(self) -> Clock:
-        return self._clock
-
-    @property
-    def scheduling_cycle(self) -> int:
-        """Incremented by every ``pop``; pass it to ``add_unschedulable_if_not_present``."""
-        return self._cycle
-
-    @property
-    def move_request_cycle(self) -> int:
-        """The scheduling cycle of the last cluster-event move request (-1: none yet)."""
-        return self._move_request_cycle
-
-    @property
-    def queueing_hints_enabled(self) -> bool:
-        return self._hints_enabled
-
-    def active_count(self) -> int:
-        return len(self._active)
-
     def backoff_count(self) -> int:
         return len(self._backoff)
 
@@ -362,9 +217,6 @@ class PriorityQueue:
 
     def gated_count(self) -> int:
         return len(self._pool) - len(self._ungated)
-
-    def in_flight_count(self) -> int:
-        return len(self._in_flight)
 
     def __len__(self) -> int:
         """Pending pods: activeQ + backoffQ + unschedulable pool (not the in-flight ones)."""
@@ -406,13 +258,6 @@ class PriorityQueue:
         return (f"activeQ:{len(self._active)}; backoffQ:{len(self._backoff)}; "
                 f"unschedulablePods:{len(self._pool)}")
 
-    def in_flight_pods(self) -> list[Pod]:
-        return [pod for _, pod in self._in_flight.values()]
-
-    def in_flight_events(self) -> list[ClusterEvent]:
-        """The cluster events kept for in-flight pods, oldest first."""
-        return [e for e, _, _ in self._events]
-
     @property
     def pop_from_backoff(self) -> bool:
         return self._pop_from_backoff
@@ -420,26 +265,13 @@ class PriorityQueue:
     def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
         """When the pod's backoff ends; with pop_from_backoff, the start of the flush window
         it ends in (upstream's ``getBackoffTime`` truncated to the ordering window)."""
-        expiry = qpi.timestamp + backoff_duration(qpi.attempts, self._initial_backoff,
-                                                  self._max_backoff)
-        if self._pop_from_backoff and qpi.attempts:
-            return self._window(expiry)
-        return expiry
+        return self._backoffq.expiry(qpi)
 
     def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
-        """§6.3; a gated pod never counts as backing off. With pop_from_backoff a pod whose
-        backoff ends in the current flush window is still backing off."""
-        if qpi.gated:
-            return False
-        now = self._clock.now()
-        if self._pop_from_backoff:
-            return qpi.attempts > 0 and self.backoff_expiry(qpi) >= self._window(now)
-        return self.backoff_expiry(qpi) > now
-
-    def _window(self, t: float) -> float:
-        """Start of the flush window holding ``t`` (the flush grid starts at construction)."""
-        period = self._backoff_period
-        return self._t0 + math.floor((t - self._t0) / period) * period
+        """A gated pod never counts as backing off. With pop_from_backoff a pod whose backoff
+        ends in the current flush window is still backing off
+        (docs/scheduling-model.md, "Backoff")."""
+        return self._backoffq.is_backing_off(qpi)
 
     # ------------------------------------------------------------------ nominator
     def add_nominated_pod(self, pod: Pod, node_name: str | None = None) -> None:
@@ -477,73 +309,10 @@ class PriorityQueue:
         qpi = QueuedPodInfo(pod, self._clock.now(), next(self._seq))
         return ACTIVE_Q if self._move_to_active(qpi, _POD_ADD) else UNSCHEDULABLE_PODS
 
-    def pop(self) -> QueuedPodInfo | None:
-        """The head of activeQ, now in flight (None if activeQ is empty; never blocks).
-
-        Increments the pod's attempts and the scheduling cycle, and clears its unschedulable
-        and pending plugins (the scheduler sets them again from the Diagnosis on failure).
-        """
-        heap = self._active_heap
-        active = self._active
-        while heap:
-            entry = heapq.heappop(heap)
-            qpi = entry[2]
-            uid = qpi.pod.uid
-            if active.get(uid) is not entry:
-                continue
-            del active[uid]
-            if self._into_flight(qpi, uid):
-                return qpi
-        if self._pop_from_backoff:
-            return self._pop_backoff()
-        return None
-
-    def _pop_backoff(self) -> QueuedPodInfo | None:
-        """SchedulerPopFromBackoffQ: activeQ is empty, so take the head of the backoff heap
-        of plugin-rejected pods, backing off or not (pods that failed with an error wait)."""
-        while True:
-            entry = self._backoff_head(0)
-            if entry is None:
-                return None
-            qpi = entry[2]
-            uid = qpi.pod.uid
-            heapq.heappop(self._backoff_heaps[0])
-            del self._backoff[uid]
-            if self._into_flight(qpi, uid):
-                return qpi
-
-    def _into_flight(self, qpi: QueuedPodInfo, uid: str) -> bool:
-        """A popped pod starts its attempt: attempts and the scheduling cycle count up, it is
-        in flight, and its rejector plugins are cleared. False when it was already in flight
-        (tracked twice: upstream discards the popped duplicate)."""
-        qpi.attempts += 1
-        if self._hints_enabled:
-            if uid in self._in_flight:
-                return False
-            self._in_flight[uid] = (self._events_base + len(self._events), qpi.pod)
-        self._cycle += 1
-        qpi.unschedulable_plugins.clear()
-        qpi.pending_plugins.clear()
-        return True
-
-    def done(self, uid: str) -> None:
-        """The pod's scheduling attempt is over (bound, or handed back). Drops the in-flight
-        events no remaining in-flight pod needs. No-op with queueing hints off."""
-        if self._in_flight.pop(uid, None) is None:
-            return
-        if not self._in_flight:
-            self._events_base += len(self._events)
-            self._events.clear()
-            return
-        first = next(iter(self._in_flight.values()))[0]
-        drop = first - self._events_base
-        if drop > 0:
-            del self._events[:drop]
-            self._events_base = first
-
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo,
                                          scheduling_cycle: int) -> str | None:
-        """Put a pod back after a failed attempt (§6.4); ``done`` is called in every case.
+        """Put a pod back after a failed attempt; ``done`` is called in every case
+        (docs/scheduling-model.md, "Requeueing and queueing hints").
 
         Set ``qpi.unschedulable_plugins`` / ``pending_plugins`` first (empty = the failure
         was an error). Refreshes the timestamp. Returns where the pod went, or None if it is
@@ -554,15 +323,16 @@ class PriorityQueue:
             if uid in self._pool or uid in self._active or uid in self._backoff:
                 return None
             qpi.timestamp = self._clock.now()
-            self._note_unregistered(qpi)
+            self._hints.note_unregistered(qpi)
             if not self._hints_enabled:
                 if (self._move_request_cycle >= scheduling_cycle
                         or not (qpi.unschedulable_plugins or qpi.pending_plugins)):
-                    self._move_to_backoff(qpi)
+                    self._backoffq.add(qpi)  # not in the pool: checked above
                     return BACKOFF_Q
-                self._pool_put(qpi)
+                self._unschedulable.put(qpi)
                 return UNSCHEDULABLE_PODS
-            strategy = self._strategy_for_in_flight(qpi)
+            strategy = self._hints.strategy_for_in_flight(
+                qpi, self._in_flight.get(uid), self._events, self._events_base)
             return self._requeue(qpi, strategy, _SCHEDULE_ATTEMPT_FAILURE)
         finally:
             self.done(uid)
@@ -575,9 +345,10 @@ class PriorityQueue:
         new: Any = None,
         pre_check: Callable[[Pod], bool] | None = None,
     ) -> int:
-        """A cluster event: requeue the unschedulable pods it may help (§6.4). Gated pods are
-        skipped. Returns how many pods left the pool."""
-        if not self._is_event_of_interest(event):
+        """A cluster event: requeue the unschedulable pods it may help
+        (docs/scheduling-model.md, "Requeueing and queueing hints"). Gated pods are skipped.
+        Returns how many pods left the pool."""
+        if not self._hints.is_event_of_interest(event):
             return 0
         pool = self._ungated
         if pre_check is None:
@@ -589,10 +360,11 @@ class PriorityQueue:
     def assigned_pod_added(self, pod: Pod) -> int:
         """A bound pod appeared: only pods with a required pod-affinity term matching it, or
         rejected by PodTopologySpread in its namespace, are considered."""
-        if not self._is_event_of_interest(EVENT_ASSIGNED_POD_ADD):
+        if not self._hints.is_event_of_interest(EVENT_ASSIGNED_POD_ADD):
             return 0
-        return self._move_pods(self._cross_topology_pods(pod), EVENT_ASSIGNED_POD_ADD,
-                               None, pod)
+        return self._move_pods(cross_topology_pods(self._ungated.values(), pod,
+                                                   self._namespace_labels),
+                               EVENT_ASSIGNED_POD_ADD, None, pod)
 
     def assigned_pod_updated(self, old_pod: Pod, new_pod: Pod) -> int:
         """A bound pod changed. A request scale-down may help any pod; other updates only
@@ -601,9 +373,10 @@ class PriorityQueue:
         for event in pod_scheduling_properties_change(new_pod, old_pod):
             if event.action == ActionType.UPDATE_POD_SCALE_DOWN:
                 moved += self.move_all_to_active_or_backoff(event, old_pod, new_pod)
-            elif self._is_event_of_interest(event):
-                moved += self._move_pods(self._cross_topology_pods(new_pod), event,
-                                         old_pod, new_pod)
+            elif self._hints.is_event_of_interest(event):
+                pods = cross_topology_pods(self._ungated.values(), new_pod,
+                                           self._namespace_labels)
+                moved += self._move_pods(pods, event, old_pod, new_pod)
         return moved
 
     def assigned_pod_deleted(self, pod: Pod) -> int:
@@ -611,7 +384,9 @@ class PriorityQueue:
 
     # ------------------------------------------------------------------ pod changes
     def update(self, old_pod: Pod | None, new_pod: Pod) -> str | None:
-        """An unscheduled pod changed (§6.4 Update). Returns where it is afterwards."""
+        """An unscheduled pod changed: updated where it is, or, in the unschedulable pool,
+        requeued if the update may help it. Returns where it is afterwards
+        (docs/scheduling-model.md, "Requeueing and queueing hints")."""
         uid = new_pod.uid
         events: list[ClusterEvent] = []
         if self._hints_enabled:
@@ -641,15 +416,16 @@ class PriorityQueue:
             if self._hints_enabled:
                 strategy = _SKIP
                 for event in events:
-                    s = self._worth(qpi, event, old_pod, new_pod)
+                    s = self._hints.worth(qpi, event, old_pod, new_pod)
                     if s > strategy:
                         strategy = s
                         if s == _IMMEDIATELY:
                             break
                 return self._requeue(qpi, strategy, _POD_UPDATE)
-            if _pod_updated(old_pod, new_pod):
-                if self.is_backing_off(qpi):
-                    self._move_to_backoff(qpi)
+            if pod_updated(old_pod, new_pod):
+                if self._backoffq.is_backing_off(qpi):
+                    self._unschedulable.remove(uid)
+                    self._backoffq.add(qpi)
                     return BACKOFF_Q
                 return ACTIVE_Q if self._move_to_active(qpi, _POD_UPDATE) else UNSCHEDULABLE_PODS
             return UNSCHEDULABLE_PODS
@@ -664,7 +440,7 @@ class PriorityQueue:
             return True
         if self._backoff.pop(uid, None) is not None:
             return True
-        return self._pool_remove(uid)
+        return self._unschedulable.remove(uid)
 
     def activate(self, pods: Iterable[Pod]) -> int:
         """Force pods from the pool or backoffQ into activeQ (PodsToActivate). An in-flight
@@ -689,58 +465,28 @@ class PriorityQueue:
     def flush_backoff_completed(self) -> int:
         """Move every pod whose backoff expired to activeQ (via PreEnqueue). Returns how many
         reached activeQ."""
-        now = self._clock.now()
-        if self._pop_from_backoff:
-            # aligned expiries: a pod is done once its window is before the current one
-            now = self._window(now) - self._backoff_period / 2
-        backoff = self._backoff
-        due = []
-        for heap in self._backoff_heaps:
-            while heap:
-                entry = heap[0]
-                qpi = entry[2]
-                uid = qpi.pod.uid
-                if backoff.get(uid) is not entry:
-                    heapq.heappop(heap)
-                    continue
-                if entry[0] > now:
-                    break
-                heapq.heappop(heap)
-                del backoff[uid]
-                due.append(qpi)
+        due = self._backoffq.pop_completed(self._clock.now())
         return sum(1 for qpi in due if self._move_to_active(qpi, _BACKOFF_COMPLETE))
 
     def flush_unschedulable_leftover(self) -> int:
         """Pods that stayed in the pool longer than the limit are moved as if the wildcard
         UnschedulableTimeout event occurred. Returns how many left the pool."""
-        now = self._clock.now()
-        limit = self._max_in_unschedulable
-        heap = self._leftover_heap
-        due: dict[str, QueuedPodInfo] = {}
-        while heap:
-            ts, _, qpi = heap[0]
-            if not self._leftover_live(ts, qpi):
-                heapq.heappop(heap)
-                continue
-            if not now - ts > limit:
-                break
-            heapq.heappop(heap)
-            due[qpi.pod.uid] = qpi
+        due = self._unschedulable.pop_overdue(self._clock.now())
         if not due:
             return 0
-        return self._move_pods(list(due.values()), EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
+        return self._move_pods(due, EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
 
     def tick(self) -> int:
         """Run each periodic flush whose time has come (backoff every 1 s, leftover every
         30 s, on a grid starting at construction). Returns how many pods moved."""
         now = self._clock.now()
         moved = 0
-        if now >= self._t0 + self._backoff_k * self._backoff_period:
+        if self._backoff_grid.due(now):
             moved += self.flush_backoff_completed()
-            self._backoff_k = self._next_k(now, self._backoff_period)
-        if now >= self._t0 + self._leftover_k * self._leftover_period:
+            self._backoff_grid.ran(now)
+        if self._leftover_grid.due(now):
             moved += self.flush_unschedulable_leftover()
-            self._leftover_k = self._next_k(now, self._leftover_period)
+            self._leftover_grid.ran(now)
         return moved
 
     def next_event_time(self, *, include_leftover: bool = True,
@@ -754,32 +500,10 @@ class PriorityQueue:
         ``include_leftover=False`` ignores the 5-minute leftover flush (pods no event has
         helped), ``include_errors=False`` ignores pods backing off after an error (no
         rejector plugins, e.g. "no nodes available"), which upstream retries forever."""
-        candidates = []
-        heads = [self._backoff_head(0)]
-        if include_errors:
-            heads.append(self._backoff_head(1))
-        expiries = [h[0] for h in heads if h is not None]
-        if expiries:
-            expiry = min(expiries)
-            period = self._backoff_period
-            if self._pop_from_backoff:  # released by the flush after its window
-                expiry = self._window(expiry) + period
-            k = max(self._backoff_k, math.ceil((expiry - self._t0) / period))
-            t = self._t0 + k * period
-            while t < expiry:
-                k += 1
-                t = self._t0 + k * period
-            candidates.append(t)
-        ts = self._leftover_head_ts() if include_leftover else None
-        if ts is not None:
-            limit = self._max_in_unschedulable
-            period = self._leftover_period
-            k = max(self._leftover_k, math.floor((ts + limit - self._t0) / period))
-            t = self._t0 + k * period
-            while not t - ts > limit:
-                k += 1
-                t = self._t0 + k * period
-            candidates.append(t)
+        times = [self._backoffq.next_flush_time(include_errors)]
+        if include_leftover:
+            times.append(self._unschedulable.next_flush_time())
+        candidates = [t for t in times if t is not None]
         return min(candidates) if candidates else None
 
     # ------------------------------------------------------------------ internals: moves
@@ -793,8 +517,9 @@ class PriorityQueue:
         qpi.unschedulable_plugins.add(plugin)
         qpi.gated = True
         qpi.gating_plugin = plugin
-        if plugin not in self._hints:
-            self._unregistered_seen = True
+        hints = self._hints
+        if plugin not in hints.registrations:
+            hints.unregistered_seen = True
 
     def _move_to_active(self, qpi: QueuedPodInfo, reason: str) -> bool:
         """kube's ``moveToActiveQ``: PreEnqueue, then activeQ, or the pool if gated."""
@@ -803,277 +528,45 @@ class PriorityQueue:
         if qpi.gated:
             if uid in self._active or uid in self._backoff:
                 return False
-            self._pool_put(qpi)
+            self._unschedulable.put(qpi)
             return False
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = self._clock.now()
-        self._pool_remove(uid)
+        self._unschedulable.remove(uid)
         self._backoff.pop(uid, None)
         self._push_active(qpi)
         if reason in (_POD_ADD, _POD_UPDATE):
             self._nominator.add(qpi.pod, None)
         return True
 
-    def _move_to_backoff(self, qpi: QueuedPodInfo) -> None:
-        uid = qpi.pod.uid
-        self._pool_remove(uid)
-        tie: Any = next(self._counter)
-        if self._pop_from_backoff:
-            tie = (self._sort_key(qpi.pod, qpi.timestamp, qpi.seq), tie)
-        entry = (self.backoff_expiry(qpi), tie, qpi)
-        self._backoff[uid] = entry
-        heaps = self._backoff_heaps
-        heapq.heappush(heaps[_backoff_kind(qpi)], entry)
-        if len(heaps[0]) + len(heaps[1]) > 2 * len(self._backoff) + 64:
-            rebuilt: tuple[list[tuple[float, Any, QueuedPodInfo]], ...] = ([], [])
-            for e in self._backoff.values():
-                rebuilt[_backoff_kind(e[2])].append(e)
-            for heap in rebuilt:
-                heapq.heapify(heap)
-            self._backoff_heaps = rebuilt
-
-    def _push_active(self, qpi: QueuedPodInfo) -> None:
-        pod = qpi.pod
-        entry = (self._sort_key(pod, qpi.timestamp, qpi.seq), next(self._counter), qpi)
-        self._active[pod.uid] = entry
-        heap = self._active_heap
-        heapq.heappush(heap, entry)
-        if len(heap) > 2 * len(self._active) + 64:
-            self._active_heap = list(self._active.values())
-            heapq.heapify(self._active_heap)
-
-    def _pool_put(self, qpi: QueuedPodInfo) -> None:
-        uid = qpi.pod.uid
-        prev = self._pool.get(uid)
-        self._pool[uid] = qpi
-        if qpi.gated:
-            self._ungated.pop(uid, None)
-            return
-        self._ungated[uid] = qpi
-        if prev is not qpi:
-            heap = self._leftover_heap
-            heapq.heappush(heap, (qpi.timestamp, next(self._counter), qpi))
-            if len(heap) > 2 * len(self._pool) + 64:
-                self._leftover_heap = [(q.timestamp, next(self._counter), q)
-                                       for q in self._ungated.values()]
-                heapq.heapify(self._leftover_heap)
-
-    def _pool_remove(self, uid: str) -> bool:
-        if self._pool.pop(uid, None) is None:
-            return False
-        self._ungated.pop(uid, None)
-        return True
-
     def _requeue(self, qpi: QueuedPodInfo, strategy: QueueingStrategy, reason: str) -> str:
         """kube's ``requeuePodWithQueueingStrategy``."""
         if strategy == _SKIP:
-            self._pool_put(qpi)
+            self._unschedulable.put(qpi)
             return UNSCHEDULABLE_PODS
-        if strategy == _AFTER_BACKOFF and self.is_backing_off(qpi):
-            self._move_to_backoff(qpi)
+        if strategy == _AFTER_BACKOFF and self._backoffq.is_backing_off(qpi):
+            self._unschedulable.remove(qpi.pod.uid)
+            self._backoffq.add(qpi)
             return BACKOFF_Q
         return ACTIVE_Q if self._move_to_active(qpi, reason) else UNSCHEDULABLE_PODS
 
     def _move_pods(self, qpis: list[QueuedPodInfo], event: ClusterEvent, old: Any,
                    new: Any) -> int:
         """kube's ``movePodsToActiveOrBackoffQueue`` over pool members ``qpis``."""
-        if not self._is_event_of_interest(event):
+        if not self._hints.is_event_of_interest(event):
             return 0
         moved = 0
+        worth = self._hints.worth
         for qpi in qpis:
             if qpi.gated:
                 continue
-            strategy = self._worth(qpi, event, old, new)
+            strategy = worth(qpi, event, old, new)
             if strategy == _SKIP:
                 continue
-            self._pool_remove(qpi.pod.uid)
+            self._unschedulable.remove(qpi.pod.uid)
             if self._requeue(qpi, strategy, event.label) != UNSCHEDULABLE_PODS:
                 moved += 1
         self._move_request_cycle = self._cycle
         if self._hints_enabled and self._in_flight:
             self._events.append((event, old, new))
         return moved
-
-    # ------------------------------------------------------------------ internals: hints
-    def _fns_for_event(self, event: ClusterEvent) -> dict[str, tuple[Any, ...]]:
-        """Plugin -> hint functions of its registrations matching ``event`` (cached)."""
-        fns = self._event_fns.get(event)
-        if fns is None:
-            fns = {}
-            for plugin, regs in self._hints.items():
-                matching = tuple(r.hint for r in regs if r.event.matches(event))
-                if matching:
-                    fns[plugin] = matching
-            self._event_fns[event] = fns
-        return fns
-
-    def _is_event_of_interest(self, event: ClusterEvent) -> bool:
-        if self._unregistered_seen:
-            return True
-        hit = self._interest.get(id(event))
-        if hit is not None and hit[0] is event:
-            return hit[1]
-        interest = event.is_wildcard or bool(self._fns_for_event(event))
-        if len(self._interest) >= _INTEREST_CACHE_LIMIT:
-            self._interest.clear()
-        self._interest[id(event)] = (event, interest)
-        return interest
-
-    def _note_unregistered(self, qpi: QueuedPodInfo) -> None:
-        if self._unregistered_seen:
-            return
-        hints = self._hints
-        for plugin in qpi.unschedulable_plugins:
-            if plugin not in hints:
-                self._unregistered_seen = True
-                return
-        for plugin in qpi.pending_plugins:
-            if plugin not in hints:
-                self._unregistered_seen = True
-                return
-
-    def _worth(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any,
-               new: Any) -> QueueingStrategy:
-        """kube's ``isPodWorthRequeuing``: ask only the rejector plugins' hints."""
-        unsched = qpi.unschedulable_plugins
-        pending = qpi.pending_plugins
-        if not unsched and not pending:
-            return _AFTER_BACKOFF
-        if event.is_wildcard:
-            # a wildcard event carrying a pod (ForceActivate) is for that pod only
-            if new is not None and not (isinstance(new, Pod) and new.uid == qpi.pod.uid):
-                return _SKIP
-            return _AFTER_BACKOFF
-        fns = self._fns_for_event(event)
-        hints = self._hints
-        if pending:
-            rejectors: Iterable[str] = [*sorted(pending), *sorted(unsched - pending)]
-        else:
-            rejectors = unsched if len(unsched) == 1 else sorted(unsched)
-        strategy = _SKIP
-        pod = qpi.pod
-        for plugin in rejectors:
-            plugin_fns = fns.get(plugin)
-            if plugin_fns is None:
-                if plugin in hints:
-                    continue  # registered, but not for this event
-                plugin_fns = _ALWAYS_QUEUE
-            for fn in plugin_fns:
-                if not self._hint_says_queue(fn, pod, old, new):
-                    continue
-                if plugin in pending:
-                    return _IMMEDIATELY
-                if not pending:
-                    return _AFTER_BACKOFF
-                strategy = _AFTER_BACKOFF
-        return strategy
-
-    def _hint_says_queue(self, fn: Any, pod: Pod, old: Any, new: Any) -> bool:
-        if fn is None or not self._hints_enabled:
-            return True
-        try:
-            return fn(pod, old, new) != QueueingHint.QUEUE_SKIP
-        except Exception:
-            return True  # an erroring hint must not strand the pod: Queue
-
-    def _strategy_for_in_flight(self, qpi: QueuedPodInfo) -> QueueingStrategy:
-        """kube's ``determineSchedulingHintForInFlightPod``: replay the events that arrived
-        while the pod was in flight."""
-        if not qpi.unschedulable_plugins and not qpi.pending_plugins:
-            return _AFTER_BACKOFF
-        rec = self._in_flight.get(qpi.pod.uid)
-        if rec is None:
-            return _AFTER_BACKOFF  # upstream logs an error and retries after backoff
-        strategy = _SKIP
-        pending = qpi.pending_plugins
-        for event, old, new in islice(self._events, rec[0] - self._events_base, None):
-            s = self._worth(qpi, event, old, new)
-            if s == _IMMEDIATELY:
-                return s
-            if s == _AFTER_BACKOFF:
-                strategy = s
-                if not pending:
-                    return s
-        return strategy
-
-    # ------------------------------------------------------------------ internals: misc
-    def _cross_topology_pods(self, pod: Pod) -> list[QueuedPodInfo]:
-        """kube's ``getUnschedulablePodsWithCrossTopologyTerm``."""
-        ns_labels: dict[str, str] | None = None
-        out = []
-        for qpi in self._ungated.values():  # _move_pods skips gated pods anyway
-            owner = qpi.pod
-            if (POD_TOPOLOGY_SPREAD in qpi.unschedulable_plugins
-                    and owner.namespace == pod.namespace):
-                out.append(qpi)
-                continue
-            terms = owner.spec.affinity.required_pod_affinity
-            if not terms:
-                continue
-            for term in terms:
-                namespaces = term.namespaces
-                if not namespaces and term.namespace_selector is None:
-                    namespaces = (owner.namespace,)
-                if pod.namespace not in namespaces:
-                    if term.namespace_selector is None:
-                        continue
-                    if ns_labels is None:
-                        ns_labels = (dict(self._namespace_labels(pod.namespace))
-                                     if self._namespace_labels is not None else {})
-                    if not term.namespace_selector.matches(ns_labels):
-                        continue
-                sel = term.label_selector
-                if sel is None:
-                    continue  # a nil selector matches nothing
-                if not sel.matches(pod.labels):
-                    continue
-                if not _label_keys_match(term, owner, pod):
-                    continue
-                out.append(qpi)
-                break
-        return out
-
-    def _backoff_head(self, kind: int) -> tuple[float, Any, QueuedPodInfo] | None:
-        heap = self._backoff_heaps[kind]
-        while heap:
-            entry = heap[0]
-            if self._backoff.get(entry[2].pod.uid) is entry:
-                return entry
-            heapq.heappop(heap)
-        return None
-
-    def _leftover_live(self, ts: float, qpi: QueuedPodInfo) -> bool:
-        return (not qpi.gated and qpi.timestamp == ts
-                and self._pool.get(qpi.pod.uid) is qpi)
-
-    def _leftover_head_ts(self) -> float | None:
-        heap = self._leftover_heap
-        while heap:
-            ts, _, qpi = heap[0]
-            if self._leftover_live(ts, qpi):
-                return ts
-            heapq.heappop(heap)
-        return None
-
-    def _next_k(self, now: float, period: float) -> int:
-        k = math.floor((now - self._t0) / period) + 1
-        while self._t0 + k * period <= now:
-            k += 1
-        return k
-
-
-def _backoff_kind(qpi: QueuedPodInfo) -> int:
-    """0: rejected by plugins, 1: failed with an error (no rejector plugins)."""
-    return 0 if qpi.unschedulable_plugins or qpi.pending_plugins else 1
-
-
-def _label_keys_match(term: Any, owner: Pod, pod: Pod) -> bool:
-    """matchLabelKeys / mismatchLabelKeys of a pod-affinity term, taken from its owner's
-    labels (what the API server merges into the selector)."""
-    for key in term.match_label_keys:
-        if key in owner.labels and pod.labels.get(key) != owner.labels[key]:
-            return False
-    for key in term.mismatch_label_keys:
-        if key in owner.labels and pod.labels.get(key) == owner.labels[key]:
-            return False
-    return True

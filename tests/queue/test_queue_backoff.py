@@ -1,4 +1,5 @@
-"""Backoff durations and expiry (§6.3), the 1 s / 30 s flush grid, next_event_time."""
+"""Backoff durations and expiry (docs/scheduling-model.md, "Backoff"), the 1 s / 30 s flush
+grid, next_event_time."""
 
 from __future__ import annotations
 

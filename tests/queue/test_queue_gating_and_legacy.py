@@ -1,5 +1,6 @@
-"""Gated pods (PreEnqueue / SchedulingGates, §5.2) and the legacy mode without queueing hints
-(moveRequestCycle, §6.4)."""
+"""Gated pods, PreEnqueue / SchedulingGates (docs/scheduling-model.md, "Scheduling gates"),
+and the legacy mode without queueing hints, moveRequestCycle
+(docs/scheduling-model.md, "Requeueing and queueing hints")."""
 
 from __future__ import annotations
 

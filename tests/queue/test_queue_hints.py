@@ -1,5 +1,6 @@
-"""QueueingHints (§6.4, §6.5): only rejector plugins are asked; Skip / Queue / Pending;
-in-flight events replayed when a pod comes back rejected."""
+"""QueueingHints (docs/scheduling-model.md, "Requeueing and queueing hints"): only rejector
+plugins are asked; Skip / Queue / Pending; in-flight events replayed when a pod comes back
+rejected."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from scheduler_core.framework.runtime import Framework
 from scheduler_core.plugins.node_resources_fit import NodeResourcesFit
 from scheduler_core.plugins.node_unschedulable import NodeUnschedulable
 from scheduler_core.plugins.taint_toleration import TaintToleration
-from scheduler_core.queue import scheduling_queue as queue_mod
+from scheduler_core.queue import hints as queue_hints
 from tests.builders import make_node, make_pod, table_of
 from tests.queue.queue_helpers import NODE_ADD, NODE_LABEL, QUEUE, SKIP, make_queue, mkpod
 
@@ -421,9 +421,9 @@ def test_cached_event_interest_gives_the_fresh_decision(event, interested, moved
                                                         hints_enabled):
     warm, _ = _queue_with_rejected(hints_enabled, _even)
     fresh, _ = _queue_with_rejected(hints_enabled, _even)
-    assert warm._is_event_of_interest(event) is interested
-    assert warm._is_event_of_interest(event) is interested  # answered from the cache
-    assert warm._interest[id(event)] == (event, interested)
+    assert warm._hints.is_event_of_interest(event) is interested
+    assert warm._hints.is_event_of_interest(event) is interested  # answered from the cache
+    assert warm._hints._interest[id(event)] == (event, interested)
     copy = ClusterEvent(event.resource, event.action, event.label)  # equal, not the same
     assert copy is not event
     new = None if event.is_wildcard else "node"  # a wildcard carrying an object targets it
@@ -459,7 +459,7 @@ def test_interest_cache_does_not_hide_a_later_unregistered_rejector():
     even one whose "not interesting" answer was cached before."""
     q, _ = make_queue({"A": [ClusterEventWithHint(NODE_ADD, None)]})
     assert q.move_all_to_active_or_backoff(PV_ADD) == 0
-    assert q._interest[id(PV_ADD)] == (PV_ADD, False)
+    assert q._hints._interest[id(PV_ADD)] == (PV_ADD, False)
     q.add(mkpod("p"))
     qpi = q.pop()
     qpi.unschedulable_plugins = {"Unregistered"}
@@ -468,11 +468,11 @@ def test_interest_cache_does_not_hide_a_later_unregistered_rejector():
 
 
 def test_interest_cache_is_bounded_and_stays_correct(monkeypatch):
-    monkeypatch.setattr(queue_mod, "_INTEREST_CACHE_LIMIT", 8)
+    monkeypatch.setattr(queue_hints, "_INTEREST_CACHE_LIMIT", 8)
     q, _ = _queue_with_rejected(True, lambda pod: QUEUE)
     events = [ClusterEvent("Node", ActionType.DELETE, f"e{i}") for i in range(20)]
     for e in events:
-        assert q._is_event_of_interest(e) is False
-        assert len(q._interest) <= 8
-    assert q._is_event_of_interest(NODE_ADD) is True
+        assert q._hints.is_event_of_interest(e) is False
+        assert len(q._hints._interest) <= 8
+    assert q._hints.is_event_of_interest(NODE_ADD) is True
     assert q.move_all_to_active_or_backoff(NODE_ADD, None, "node") == 4
