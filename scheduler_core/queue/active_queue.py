@@ -114,35 +114,31 @@ class ActiveQueue:
         """
         heap = self._active_heap
         active = self._active
-        while heap:
-            entry = heapq.heappop(heap)
-            qpi = entry[2]
-            uid = qpi.pod.uid
-            if active.get(uid) is not entry:
-                continue
-            del active[uid]
-            if self._into_flight(qpi, uid):
-                return qpi
         take = self._pop_when_empty
-        if take is not None:
-            while (qpi := take()) is not None:
-                if self._into_flight(qpi, qpi.pod.uid):
-                    return qpi
-        return None
-
-    def _into_flight(self, qpi: QueuedPodInfo, uid: str) -> bool:
-        """A popped pod starts its attempt: attempts and the scheduling cycle count up, it is
-        in flight, and its rejector plugins are cleared. False when it was already in flight
-        (tracked twice: upstream discards the popped duplicate)."""
-        qpi.attempts += 1
-        if self._hints_enabled:
-            if uid in self._in_flight:
-                return False
-            self._in_flight[uid] = (self._events_base + len(self._events), qpi.pod)
-        self._cycle += 1
-        qpi.unschedulable_plugins.clear()
-        qpi.pending_plugins.clear()
-        return True
+        while True:  # one body for both sources: no extra call per popped pod
+            if heap:
+                entry = heapq.heappop(heap)
+                qpi = entry[2]
+                uid = qpi.pod.uid
+                if active.get(uid) is not entry:
+                    continue
+                del active[uid]
+            elif take is not None and (qpi := take()) is not None:
+                uid = qpi.pod.uid
+            else:
+                return None
+            # the pod starts its attempt: attempts and the cycle count up, it is in flight and
+            # its rejector plugins are cleared; a pod already in flight (tracked twice) is
+            # discarded, as upstream discards the popped duplicate
+            qpi.attempts += 1
+            if self._hints_enabled:
+                if uid in self._in_flight:
+                    continue
+                self._in_flight[uid] = (self._events_base + len(self._events), qpi.pod)
+            self._cycle += 1
+            qpi.unschedulable_plugins.clear()
+            qpi.pending_plugins.clear()
+            return qpi
 
     def done(self, uid: str) -> None:
         """The pod's scheduling attempt is over (bound, or handed back). Drops the in-flight
