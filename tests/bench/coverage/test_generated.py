@@ -10,18 +10,22 @@ import dataclasses
 import json
 import shlex
 import textwrap
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from bench.cli.main import main
+from bench.coverage import COMPARE_LABEL
 from bench.coverage.changed import ChangedStatements
 from bench.coverage.collect import MapRequest, MapResult, code_version, load_or_collect
 from bench.coverage.cover import choose_for_change
 from bench.coverage.generated import generate_command, prepare_generated, run_command
 from bench.coverage.statements import parse_statements
 from bench.selection import BadInput
+from reports.dashboard.coverage import COMPARE_LABEL as DASHBOARD_COMPARE_LABEL
 from reports.store.coverage import ORIGIN_GENERATED, GeneratedOrigin, read_map
+from reports.store.gitinfo import commit_details
 from tests.bench.coverage.test_collect import fake_map
 from tests.shared import REPO_ROOT
 from workloads.generator import generate
@@ -96,6 +100,11 @@ def test_a_blind_spot_a_generated_scenario_covers_names_the_command_that_reprodu
     cmap = read_map(store, commit, files=[NODE_PORTS], allow_dirty=True)
     assert cmap is not None
     (origin,) = cmap.generated
+    assert cmap.meta["generated"] == {"seed": SEED, "count": 1}
+    # the commit's date and parents, for the dashboard's git order without --repo
+    head = commit_details(REPO_ROOT, [commit])[commit]
+    assert datetime.fromisoformat(cmap.meta["commit_date"]) == head[0]
+    assert tuple(cmap.meta["commit_parents"]) == head[1]
     assert cmap.workload_names() == ["Tiny/2Nodes"]
     assert cmap.workload_names(origin=ORIGIN_GENERATED) == [origin.workload]
 
@@ -159,3 +168,8 @@ def test_a_stored_map_is_reused_only_with_the_generated_scenarios_asked_for(
     assert get(n=1, gseed=6)  # another generator seed
     assert get(n=1, gseed=6, seed=1)  # the same scenarios, run with another seed
     assert len(calls) == 4
+
+
+def test_the_dashboard_means_the_same_compare_set() -> None:
+    # reports cannot import bench: the label is written twice, and must stay the same
+    assert DASHBOARD_COMPARE_LABEL == COMPARE_LABEL
