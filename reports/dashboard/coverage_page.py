@@ -60,16 +60,21 @@ def coverage_summary(ctx: SiteContext, history: CoverageHistory) -> list[str]:
     return out
 
 
+def _share(value: float | None, workloads: int) -> str:
+    return (f"{esc(_pct(value))}<br><span class=\"muted spread\">{workloads} "
+            f"workload{'s' * (workloads != 1)}</span>")
+
+
 def _commit_rows(points: tuple[CoveragePoint, ...]) -> list[list[str]]:
     rows = []
     for p in points:
-        rows.append([f"<code>{esc(p.commit[:12])}</code>",
-                     esc(f"{p.commit_date:%Y-%m-%d}" if p.commit_date else "-"),
-                     esc(p.created[:16].replace("T", " ") or "-"), esc(p.order),
+        mapped = p.created[:16].replace("T", " ") or "unknown"
+        rows.append([f'<code title="mapped {esc(mapped)}">{esc(p.commit[:12])}</code>',
+                     esc(f"{p.commit_date:%Y-%m-%d}" if p.commit_date else "-"), esc(p.order),
                      esc(p.label_filter if p.label_filter is not None else "(all)"),
-                     esc(p.catalog_workloads), esc(_pct(p.catalog)),
-                     esc(p.compare_workloads), esc(_pct(p.compare)), esc(_points(p.gap)),
-                     esc(_pct(p.catalog_all)), esc(_pct(p.compare_all)),
+                     _share(p.catalog, p.catalog_workloads),
+                     _share(p.compare, p.compare_workloads), esc(_points(p.gap)),
+                     esc(f"{_pct(p.catalog_all)} / {_pct(p.compare_all)}"),
                      esc(p.not_run or "-"), esc(p.generated or "-")])
     return rows
 
@@ -144,14 +149,13 @@ def render_coverage(ctx: SiteContext, history: CoverageHistory) -> str:
         body.append(empty(f"{unknown} map{'s' * (unknown != 1)} of unknown order (no commit "
                           "date or parents recorded; build with --repo PATH): listed last, "
                           "not plotted, never the newest."))
-    body.append(table(["commit", "committed", "mapped", "order", "selection",
-                       "catalog workloads", "catalog", "compare workloads", "compare", "gap",
-                       "catalog, all statements", "compare, all statements", "not run",
-                       "generated"], _commit_rows(history.points),
-                      numeric=(5, 6, 7, 8, 9, 10, 11, 12, 13)))
+    body.append(table(["commit", "committed", "order", "selection", "catalog", "compare",
+                       "gap", "all statements", "not run", "generated"],
+                      _commit_rows(history.points), numeric=(4, 5, 6, 7, 8, 9)))
     body.append('<p class="muted">In git order, oldest first. catalog, compare: statements '
-                "outside error-raising branches executed (import-time lines count); all "
-                "statements: the same over every statement; selection: the map's --label; not "
+                "outside error-raising branches executed (import-time lines count), and by "
+                "how many workloads; gap: catalog minus compare; all statements: the same "
+                "over every statement, catalog / compare; selection: the map's --label; not "
                 "run: catalog workloads that failed under coverage (their lines do not "
                 "count); generated: generated scenarios in the map (not counted).</p>")
     body += _lagging(history)

@@ -130,10 +130,10 @@ def test_the_site_shows_coverage(shuffled_store: tuple[Shuffled, Path], tmp_path
     site = summary.out
     page = (site / "coverage.html").read_text(encoding="utf-8")
     body = page.split("<body>", 1)[1]
-    rows = re.findall(r"<code>([0-9a-f]{12})</code></td>", body.split('id="per-commit"')[1]
-                      .split('id="lagging"')[0])
+    rows = re.findall(r'<code title="mapped [^"]+">([0-9a-f]{12})</code></td>',
+                      body.split('id="per-commit"')[1].split('id="lagging"')[0])
     assert rows == [c[:12] for c in s.commits]
-    newest = row_of(site / "coverage.html", f"<code>{s.commits[-1][:12]}</code>",
+    newest = row_of(site / "coverage.html", f">{s.commits[-1][:12]}</code>",
                     after='id="per-commit"')
     assert f"{catalog_percent(4):.1f} %" in newest and f"{COMPARE_PERCENT:.1f} %" in newest
     assert f"{catalog_percent(4) - COMPARE_PERCENT:+.1f} pt" in newest
