@@ -199,3 +199,20 @@ def test_unreadable_maps_are_reported_not_hidden(tmp_path: Path) -> None:
     assert history.error is not None and "map.json" in history.error
     site = build_site(store, tmp_path / "site").out
     assert "The coverage maps cannot be read" in (site / "coverage.html").read_text()
+
+
+def test_the_coverage_page_in_headless_chromium(shuffled_store: tuple[Shuffled, Path],
+                                                tmp_path: Path) -> None:
+    from tests.reports.dashboard.test_chromium import CHROMIUM, _load_all
+
+    if CHROMIUM is None:
+        pytest.skip("no chromium (apt-get install chromium)")
+    _, store = shuffled_store
+    site = build_site(store, tmp_path / "site").out
+    shot = tmp_path / "coverage.png"
+    loaded = _load_all({"coverage": site / "coverage.html"}, tmp_path,
+                       (site / "coverage.html", shot))
+    page = loaded["coverage"]
+    assert page.requested == [] and page.console == []  # nothing fetched, no CSP violation
+    assert page.dom.count('<svg class="plot"') == 1 and page.dom.count("<table") == 4
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
