@@ -8,6 +8,11 @@ comes from, with whether its working tree was dirty), replacing the map of that 
 total and per-module coverage is printed for the selection and for its ``compare`` subset
 (the workloads ``schedperf compare`` measures by default).
 
+``--generated N`` also maps the N scenarios of ``schedperf generate --seed
+<--generated-seed>`` (bench.coverage.generated), stored in the same map and marked with their
+origin; the catalog figures leave them out, and each is listed with the statement lines it
+executes that no catalog workload does, and the command lines that write and run it again.
+
 Interrupted (SIGINT, SIGTERM), it kills the coverage process's group, removes its temporary
 folder and stores nothing: exit 130 / 143.
 
@@ -31,6 +36,7 @@ from rich.text import Text
 
 from bench.cli.output import WHOLE, output_console
 from bench.coverage import COMPARE_LABEL, DEFAULT_LABEL
+from bench.coverage.generated import beyond_catalog, statement_ranges
 from bench.selection import BadInput, config_option, label_option, load_test_cases
 from reports.store.coverage import CoverageFigures, CoverageMap, coverage_figures, write_map
 from reports.store.schema import DEFAULT_STORE
@@ -114,20 +120,51 @@ def _modules_table(selection: CoverageFigures, compare: CoverageFigures) -> Tabl
     return table
 
 
+def _generated_rows(cmap: CoverageMap) -> list[dict[str, Any]]:
+    """Per generated scenario: its origin, status, and the statement lines it executes that
+    no catalog workload of the map executes (count and ranges)."""
+    beyond = beyond_catalog(cmap)
+    status = dict(cmap.workloads.select("workload", "status").iter_rows())
+    statements = cmap.statement_lines()
+    rows = []
+    for g in cmap.generated:
+        lines = beyond.get(g.workload, {})
+        rows.append({**g.to_dict(), "status": status.get(g.workload, "error"),
+                     "beyond_catalog": sum(len(v) for v in lines.values()),
+                     "beyond_catalog_lines": statement_ranges(lines, statements)})
+    return rows
+
+
+def _generated_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(title="generated scenarios (statement lines no catalog workload executes)")
+    for name in ("scenario", "status", "new lines", "write it again"):
+        table.add_column(name, justify="right" if name == "new lines" else "left",
+                         overflow=WHOLE)
+    for r in rows:
+        table.add_row(Text(r["workload"]), Text(r["status"]), str(r["beyond_catalog"]),
+                      Text(r["command"]))
+    return table
+
+
 def _print_table(console: Console, result: MapResult, stored: Path, label_filter: str | None,
-                 figures: tuple[CoverageFigures, CoverageFigures], catalog_compare: int,
+                 figures: tuple[CoverageFigures, ...], catalog_compare: int,
                  ) -> None:
     cmap = result.cmap
-    selection, compare = figures
+    selection, compare = figures[:2]
     console.print(f"coverage map of commit {cmap.commit[:12]}"
                   f"{' (working tree dirty: not the commit exactly)' if cmap.dirty else ''}: "
                   f"{cmap.workloads.height} workloads in {result.seconds:.0f} s, stored in "
                   f"{stored.parent}", highlight=False, markup=False)
     console.print(_modules_table(selection, compare))
-    console.print(_totals_table([
-        (f"selection (--label {label_filter!r}): {len(selection.workloads)}", selection),
-        (f"compare subset (label {COMPARE_LABEL!r}): {len(compare.workloads)} "
-         f"(of {catalog_compare} in the configs)", compare)]))
+    totals = [(f"selection (--label {label_filter!r}): {len(selection.workloads)}", selection),
+              (f"compare subset (label {COMPARE_LABEL!r}): {len(compare.workloads)} "
+               f"(of {catalog_compare} in the configs)", compare)]
+    if len(figures) > 2:
+        n = len(cmap.generated)
+        totals.append((f"selection + {n} generated scenario{'s' * (n != 1)}", figures[2]))
+    console.print(_totals_table(totals))
+    if cmap.generated:
+        console.print(_generated_table(_generated_rows(cmap)))
 
 
 def _report_problems(cmap: CoverageMap, result: MapResult) -> int:
@@ -162,6 +199,15 @@ def _report_problems(cmap: CoverageMap, result: MapResult) -> int:
               default=None, metavar="S",
               help="Wall-time limit per workload under coverage, in seconds (a workload over "
                    "it is a failure).")
+@click.option("--generated", "generated", type=click.IntRange(min=0), default=0,
+              show_default=True, metavar="N",
+              help="Also map the N scenarios of `schedperf generate --seed "
+                   "<--generated-seed> --count N`, stored in the same map and marked as "
+                   "generated (not catalog workloads: the figures leave them out).")
+@click.option("--generated-seed", "generated_seed", type=click.IntRange(min=0), default=0,
+              show_default=True, metavar="S",
+              help="The generator seed of --generated (the same seed: the same scenarios; "
+                   "--seed stays the seed of the runs).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
               show_default=True,
               help="table for people, or JSON on stdout (progress then goes to stderr).")
@@ -169,7 +215,7 @@ def _report_problems(cmap: CoverageMap, result: MapResult) -> int:
 def coverage_command(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
                      name_regex: str | None, store: Path, include_modules: tuple[str, ...],
                      files: tuple[str, ...], seed: int, timeout: float | None,
-                     fmt: str) -> None:
+                     generated: int, generated_seed: int, fmt: str) -> None:
     """Map which scheduler_core lines the selected workloads execute; store the map of this
     commit and print statement coverage of the selection and of its 'compare' subset.
 
@@ -188,7 +234,8 @@ def coverage_command(ctx: click.Context, configs: tuple[Path, ...], label_filter
     packages = tuple(dict.fromkeys(("scheduler_core", *include_modules)))
     request = MapRequest(configs=tuple(configs), label_filter=label_filter,
                          name_regex=name_regex, packages=packages,
-                         include=_check_files(files, packages), seed=seed, timeout=timeout)
+                         include=_check_files(files, packages), seed=seed, timeout=timeout,
+                         generated=generated, generated_seed=generated_seed)
     try:
         commit, dirty, _ = code_version()
         result = collect_map(request, commit=commit, dirty=dirty, progress=True)
@@ -196,7 +243,8 @@ def coverage_command(ctx: click.Context, configs: tuple[Path, ...], label_filter
         raise BadInput(str(exc)) from exc
     cmap = result.cmap
     stored = write_map(store, cmap)
-    figures = (coverage_figures(cmap), coverage_figures(cmap, label_filter=COMPARE_LABEL))
+    figures = (coverage_figures(cmap), coverage_figures(cmap, label_filter=COMPARE_LABEL),
+               *((coverage_figures(cmap, origin=None),) if cmap.generated else ()))
     catalog_compare = _catalog_compare_count(configs)
     if fmt == "json":
         click.echo(json.dumps({
@@ -206,6 +254,8 @@ def coverage_command(ctx: click.Context, configs: tuple[Path, ...], label_filter
             "selection": _figures_dict(figures[0]),
             "compare": {**_figures_dict(figures[1]), "label": COMPARE_LABEL,
                         "in_configs": catalog_compare},
+            "generated": _generated_rows(cmap),
+            **({"with_generated": _figures_dict(figures[2])} if cmap.generated else {}),
             "import_errors": result.import_errors, "failures": cmap.failures()}, indent=1))
     else:
         _print_table(output_console(), result, stored, label_filter, figures, catalog_compare)

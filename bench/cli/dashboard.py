@@ -38,9 +38,10 @@ __all__ = ["dashboard"]
 def dashboard(store: Path, out: Path, asv_html: Path | None, title: str, repo: Path | None,
               ref: str, tag_pattern: str) -> None:
     """Build a static site from the results store: every workload's latest value (n, spread),
-    trend and change points in git order, a page per workload, and HEAD vs the previous
-    release. Self-contained (inline CSS and SVG, nothing fetched): open index.html or
-    publish the folder.
+    trend and change points in git order, a page per workload, HEAD vs the previous
+    release, and the catalog's and compare set's coverage per commit (coverage maps).
+    Self-contained (inline CSS and SVG, nothing fetched): open index.html or publish the
+    folder.
 
     Exit status: 0 written; 2 bad input (missing or empty store, --out not a dashboard).
     """
@@ -51,4 +52,5 @@ def dashboard(store: Path, out: Path, asv_html: Path | None, title: str, repo: P
         raise BadInput(str(exc)) from exc
     asv = f"; asv site from {summary.asv}" if summary.asv else ""
     click.echo(f"wrote {summary.out / 'index.html'}: {summary.workloads} workloads, "
-               f"{summary.pages} pages{asv}; comparison: {summary.comparison}")
+               f"{summary.pages} pages{asv}; comparison: {summary.comparison}; coverage: "
+               f"{summary.coverage}")

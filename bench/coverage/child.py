@@ -12,7 +12,8 @@ that every line of the mapped packages is seen from their import on. Then, in or
    import-time, never a workload's (a module a workload imported lazily would otherwise have
    its module-level lines attributed to that workload);
 3. the configs are loaded and the workloads selected (context ``schedperf:load``) as
-   ``schedperf run`` selects them; they must be the spec's ``names``;
+   ``schedperf run`` selects them; they must be the spec's ``names``; then the same for
+   each of the spec's ``extra`` selections (generated scenarios, written by the parent);
 4. each workload runs as ``schedperf run`` runs it (``run_workload``, the spec's seed and
    wall-time limit, the virtual clock) in a context of its own, named
    ``<test case>/<workload>``; its cost is the process's CPU seconds over the run. A workload
@@ -129,14 +130,20 @@ def _import_all(packages: list[str]) -> list[dict[str, str]]:
 
 
 def _select(spec: dict[str, Any]) -> list[Any]:
+    """The spec's selection, then each of its ``extra`` selections (generated scenarios:
+    configs, label_filter, name_regex, names of their own), in that order."""
     from bench.selection import load_test_cases, select_workloads
 
-    chosen = select_workloads(load_test_cases([Path(p) for p in spec["configs"]]),
-                              spec["label_filter"], spec["name_regex"])
-    names = [w.full_name for _, w in chosen]
-    if names != list(spec["names"]):
-        raise ValueError(f"the selection here ({len(names)} workloads) is not the one asked "
-                         f"for ({len(spec['names'])}): the configs changed in between?")
+    chosen = []
+    for part in (spec, *spec.get("extra", ())):
+        found = select_workloads(load_test_cases([Path(p) for p in part["configs"]]),
+                                 part["label_filter"], part["name_regex"])
+        names = [w.full_name for _, w in found]
+        if names != list(part["names"]):
+            raise ValueError(f"the selection here ({len(names)} workloads) is not the one "
+                             f"asked for ({len(part['names'])}): the configs changed in "
+                             "between?")
+        chosen += found
     return chosen
 
 

@@ -23,17 +23,19 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
 from bench.coverage import DEFAULT_LABEL
 from bench.coverage.attribute import Outcome, build_map
+from bench.coverage.generated import GeneratedPart, prepare_generated
 from bench.interrupt import deferred_signals
 from bench.measure.children import ChildProcesses
 from bench.measure.launch import child_env
 from bench.selection import load_test_cases, select_workloads
 from reports.store.coverage import CoverageMap, read_map, write_map
+from reports.store.gitinfo import GitError, commit_details
 from workloads.output.environment import core_origin
 
 __all__ = ["CHILD_MODULE", "DEFAULT_LABEL", "DEFAULT_PACKAGES", "CoverageRunError", "MapRequest",
@@ -56,8 +58,8 @@ class MapRequest:
     """What to map: the selection (as ``schedperf run``'s ``--config``/``--label``/``--name``),
     the packages whose files are mapped (scheduler_core first, then out-of-tree plugin
     packages), optionally only some files of them (keys such as
-    ``scheduler_core/plugins/node_ports.py``), the seed of the runs and a wall-time limit
-    per workload."""
+    ``scheduler_core/plugins/node_ports.py``), the seed of the runs, a wall-time limit per
+    workload, and how many generated scenarios of which generator seed to map too."""
 
     configs: tuple[Path, ...] = ()
     label_filter: str | None = DEFAULT_LABEL
@@ -66,6 +68,8 @@ class MapRequest:
     include: tuple[str, ...] | None = None
     seed: int = 0
     timeout: float | None = None  # wall seconds per workload (under coverage), as run's
+    generated: int = 0  # also map this many generated scenarios (bench.coverage.generated)
+    generated_seed: int = 0  # ... those of `schedperf generate --seed generated_seed`
 
 
 @dataclass(frozen=True)
@@ -169,13 +173,38 @@ def _check(result: dict[str, Any], code: int, stderr: str, core_root: Path) -> N
                                f"not from {core_root}")
 
 
+def _commit_meta(core_root: Path, commit: str) -> dict[str, Any]:
+    """The commit's committer date and parents, as ingest records them for results (the
+    dashboard orders maps by them without --repo); nothing when git cannot tell."""
+    try:
+        details = commit_details(core_root, [commit])
+    except GitError:
+        return {}
+    if commit not in details:
+        return {}
+    when, parents = details[commit]
+    return {"commit_date": when.isoformat(), "commit_parents": list(parents)}
+
+
+def _spec(request: MapRequest, chosen: Sequence[Any], packages: tuple[str, ...],
+          folder: Path, progress: bool, extra: GeneratedPart | None) -> dict[str, Any]:
+    return {"configs": [str(Path(c).resolve()) for c in request.configs],
+            "label_filter": request.label_filter, "name_regex": request.name_regex,
+            "names": [w.full_name for _, w in chosen], "packages": list(packages),
+            "include": None if request.include is None else sorted(request.include),
+            "seed": request.seed, "timeout": request.timeout,
+            "data_file": str(folder / "coverage.sqlite"), "progress": progress,
+            "extra": [extra.spec] if extra is not None else []}
+
+
 def collect_map(request: MapRequest, *, commit: str, dirty: bool, core_root: Path | None = None,
                 progress: bool = False, children: ChildProcesses | None = None,
                 python: str | None = None) -> MapResult:
     """Map ``request``'s workloads for ``commit`` (the commit of the scheduler_core under
-    ``core_root``; ``dirty``: its working tree differs). Raises bench.selection.BadInput for a
-    selection that is bad or empty, CoverageRunError when the child fails as a whole; a
-    workload that fails is in the map with its status and error."""
+    ``core_root``; ``dirty``: its working tree differs), and ``request.generated`` generated
+    scenarios after them (:mod:`bench.coverage.generated`). Raises bench.selection.BadInput
+    for a selection that is bad or empty, CoverageRunError when the child fails as a whole;
+    a workload that fails is in the map with its status and error."""
     started = time.perf_counter()
     packages = tuple(dict.fromkeys(("scheduler_core", *request.packages)))
     chosen = select_workloads(load_test_cases(request.configs), request.label_filter,
@@ -184,12 +213,11 @@ def collect_map(request: MapRequest, *, commit: str, dirty: bool, core_root: Pat
     children = children or ChildProcesses()
     with tempfile.TemporaryDirectory(prefix="schedperf-coverage-") as tmp:
         folder = Path(tmp)
-        spec = {"configs": [str(Path(c).resolve()) for c in request.configs],
-                "label_filter": request.label_filter, "name_regex": request.name_regex,
-                "names": [w.full_name for _, w in chosen], "packages": list(packages),
-                "include": None if request.include is None else sorted(request.include),
-                "seed": request.seed, "timeout": request.timeout,
-                "data_file": str(folder / "coverage.sqlite"), "progress": progress}
+        extra = (prepare_generated(folder / "generated", seed=request.generated_seed,
+                                   count=request.generated, run_seed=request.seed,
+                                   taken=[w.full_name for _, w in chosen])
+                 if request.generated else None)
+        spec = _spec(request, chosen, packages, folder, progress, extra)
         result, code, stderr = _run_child(spec, folder, core_root=core_root, progress=progress,
                                           children=children, python=python or sys.executable)
         _check(result, code, stderr, core_root)
@@ -197,13 +225,26 @@ def collect_map(request: MapRequest, *, commit: str, dirty: bool, core_root: Pat
                 "configs": spec["configs"], "seed": request.seed,
                 "coverage_version": result.get("coverage_version"),
                 "python": result.get("python"), "core_root": str(core_root),
-                "import_errors": result.get("import_errors", [])}
+                "import_errors": result.get("import_errors", []),
+                **_commit_meta(core_root, commit)}
+        if extra is not None:
+            meta["generated"] = {"seed": request.generated_seed, "count": request.generated}
+        everything = [*chosen, *(extra.chosen if extra is not None else [])]
         cmap, unparsed = build_map(
             folder / "coverage.sqlite", roots=result["roots"], packages=packages,
-            include=request.include, outcomes=_outcomes(chosen, result), commit=commit,
+            include=request.include, outcomes=_outcomes(everything, result), commit=commit,
             dirty=dirty, meta=meta)
+    if extra is not None:
+        cmap = replace(cmap, generated=extra.origins)
     return MapResult(cmap, list(result.get("import_errors", [])), unparsed,
                      time.perf_counter() - started)
+
+
+def _has_generated(cmap: CoverageMap, request: MapRequest) -> bool:
+    """Whether ``cmap`` holds the generated scenarios ``request`` asks for, run as asked."""
+    have = {(g.seed, g.index) for g in cmap.generated}
+    return (cmap.meta.get("seed") == request.seed
+            and all((request.generated_seed, i) in have for i in range(request.generated)))
 
 
 def load_or_collect(store: Path, request: MapRequest, *, commit: str, dirty: bool,
@@ -220,7 +261,8 @@ def load_or_collect(store: Path, request: MapRequest, *, commit: str, dirty: boo
                                                           request.name_regex)]
         stored = read_map(store, commit, files=request.include, workloads=names)
         packages = {"scheduler_core", *request.packages}
-        if stored is not None and packages <= set(stored.packages):
+        if (stored is not None and packages <= set(stored.packages)
+                and (not request.generated or _has_generated(stored, request))):
             return stored, None
     result = collect(request, commit=commit, dirty=dirty, core_root=core_root, **collect_kw)
     write_map(store, result.cmap)

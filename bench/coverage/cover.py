@@ -22,6 +22,14 @@ the function holding them changes. For each blind spot, **suggestions** name the
 workloads that execute the lines nearest to it in the same function (else the same file):
 where a new or changed workload should start.
 
+When the map also holds **generated scenarios** (``schedperf coverage --generated N``), a
+blind spot also gets them: the scenarios that execute lines of it, the one executing the
+most first, and its ``command`` (the ``schedperf generate`` command line that writes that
+scenario again: same seed, same scenario); when none does, the scenarios executing the lines
+nearest to it (same function, else the same file), and the feature ``tags`` every one of
+those has and not every other scenario has. Generated scenarios never cover a changed line
+nor are added: compare measures catalog workloads only.
+
 Pure functions: no coverage.py, git or files here (:func:`choose_for_change` takes what
 :func:`bench.coverage.changed.changed_statements` and a stored or computed map give).
 """
@@ -29,15 +37,15 @@ Pure functions: no coverage.py, git or files here (:func:`choose_for_change` tak
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bench.coverage.changed import ChangedStatements
 from bench.coverage.statements import FileStatements, FunctionSpan
-from reports.store.coverage import CoverageMap
+from reports.store.coverage import ORIGIN_GENERATED, CoverageMap, GeneratedOrigin
 
-__all__ = ["AddedWorkload", "BlindSpot", "LineRange", "Selection", "Suggestion", "choose",
-           "choose_for_change", "line_ranges"]
+__all__ = ["AddedWorkload", "BlindSpot", "GeneratedSuggestion", "LineRange", "Selection",
+           "Suggestion", "choose", "choose_for_change", "line_ranges"]
 
 # file -> statement lines
 Lines = Mapping[str, Set[int]]
@@ -73,6 +81,34 @@ class Suggestion:
     line: int
     distance: int
 
+    @property
+    def test_case(self) -> str:
+        return self.workload.split("/", 1)[0]
+
+
+@dataclass(frozen=True)
+class GeneratedSuggestion:
+    """A generated scenario for a blind spot: one executing ``covered`` (lines of the spot;
+    ``line`` the first, ``distance`` 0), or, when no scenario executes any, one executing
+    ``line``, ``distance`` lines from it (``covered`` empty). ``command`` writes the scenario
+    again, ``run_command`` runs it (:class:`reports.store.coverage.GeneratedOrigin`)."""
+
+    workload: str
+    seed: int
+    index: int
+    tags: tuple[str, ...]
+    command: str
+    run_command: str
+    line: int
+    distance: int
+    covered: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"workload": self.workload, "seed": self.seed, "index": self.index,
+                "tags": list(self.tags), "command": self.command,
+                "run_command": self.run_command, "line": self.line,
+                "distance": self.distance, "covered": list(self.covered)}
+
 
 @dataclass(frozen=True)
 class BlindSpot:
@@ -82,6 +118,15 @@ class BlindSpot:
     lines: tuple[int, ...]
     scope: str  # where suggestions came from: "function <name>", "file", or "none"
     suggestions: tuple[Suggestion, ...]
+    # generated scenarios (module docstring): those executing lines of the spot, most first,
+    # else the nearest; "covered", "function <name>", "file" or "none" says which
+    generated: tuple[GeneratedSuggestion, ...] = ()
+    generated_scope: str = "none"
+    # the `schedperf generate` command of the scenario executing the most lines of the spot
+    # (all of them when covers_all); None when no generated scenario executes any
+    command: str | None = None
+    covers_all: bool = False
+    tags: tuple[str, ...] = ()  # feature tags the listed scenarios share and others lack
 
 
 @dataclass(frozen=True)
@@ -102,8 +147,13 @@ class Selection:
             "measured_cover": [str(r) for r in self.measured_cover],
             "blind_spots": [{"lines": str(b.where), "scope": b.scope,
                              "suggestions": [{"workload": s.workload, "line": s.line,
-                                              "distance": s.distance}
-                                             for s in b.suggestions]}
+                                              "distance": s.distance,
+                                              "test_case": s.test_case}
+                                             for s in b.suggestions],
+                             "command": b.command, "covers_all": b.covers_all,
+                             "generated_scope": b.generated_scope,
+                             "generated": [g.to_dict() for g in b.generated],
+                             "tags": list(b.tags)}
                             for b in self.blind_spots],
             "import_time": [str(r) for r in self.import_time],
         }
@@ -213,10 +263,61 @@ def _suggest(file: str, lines: Sequence[int], stmts: FileStatements | None,
     return "none", ()
 
 
+def _covering(lines: Sequence[int], file: str, generated: Mapping[str, Lines],
+              costs: Mapping[str, float]) -> list[tuple[str, tuple[int, ...]]]:
+    """(scenario, the lines of the spot it executes) of every generated scenario executing
+    some: the most lines first, then the cheaper, then the lower name."""
+    found = []
+    for name, per_file in generated.items():
+        have = per_file.get(file, ())
+        covered = tuple(x for x in lines if x in have)
+        if covered:
+            found.append((-len(covered), costs.get(name, 0.0), name, covered))
+    return [(name, covered) for _, _, name, covered in sorted(found)]
+
+
+def _hint_tags(listed: Iterable[str], origins: Mapping[str, GeneratedOrigin]) -> tuple[str, ...]:
+    """The tags every listed scenario has and not every other scenario has."""
+    names = set(listed)
+    if not names:
+        return ()
+    shared = set.intersection(*(set(origins[n].tags) for n in names))
+    others = [set(o.tags) for n, o in origins.items() if n not in names]
+    if others:
+        shared -= set.intersection(*others)
+    return tuple(sorted(shared))
+
+
+def _generated_for(spot: BlindSpot, stmts: FileStatements | None,
+                   generated: Mapping[str, Lines], origins: Mapping[str, GeneratedOrigin],
+                   costs: Mapping[str, float], limit: int) -> BlindSpot:
+    """``spot`` with its generated scenarios (module docstring)."""
+    file, lines = spot.where.file, spot.lines
+    covering = _covering(lines, file, generated, costs)
+    if covering:
+        picked = [GeneratedSuggestion(**_origin_fields(origins[n]), line=c[0], distance=0,
+                                      covered=c) for n, c in covering[:limit]]
+        return replace(spot, generated=tuple(picked), generated_scope="covered",
+                       command=picked[0].command,
+                       covers_all=len(picked[0].covered) == len(lines),
+                       tags=_hint_tags((g.workload for g in picked), origins))
+    scope, near = _suggest(file, lines, stmts, generated, costs, limit)
+    picked = [GeneratedSuggestion(**_origin_fields(origins[s.workload]), line=s.line,
+                                  distance=s.distance) for s in near]
+    return replace(spot, generated=tuple(picked), generated_scope=scope,
+                   tags=_hint_tags((g.workload for g in picked), origins))
+
+
+def _origin_fields(o: GeneratedOrigin) -> dict[str, Any]:
+    return {"workload": o.workload, "seed": o.seed, "index": o.index, "tags": o.tags,
+            "command": o.command, "run_command": o.run_command}
+
+
 def choose(changed: Lines, workloads: Mapping[str, Lines], costs: Mapping[str, float],
            measured: Iterable[str] = (), *, import_lines: Lines | None = None,
            statements: Mapping[str, FileStatements] | None = None,
-           suggestions: int = 3) -> Selection:
+           suggestions: int = 3, generated: Mapping[str, Lines] | None = None,
+           origins: Mapping[str, GeneratedOrigin] | None = None) -> Selection:
     """The workloads to add to ``measured`` so that every changed line some workload
     executes is executed by a measured or added one; blind spots and import-time lines
     apart (see the module docstring).
@@ -226,7 +327,16 @@ def choose(changed: Lines, workloads: Mapping[str, Lines], costs: Mapping[str, f
     ``costs``: workload -> cost (>= 0; every workload of ``workloads`` not measured needs
     one); ``import_lines``: file -> lines executed while importing; ``statements``: file ->
     its statements (ranges and the functions for suggestions); ``suggestions``: at most that
-    many workloads per blind spot."""
+    many workloads per blind spot (and as many generated scenarios); ``generated``:
+    scenario -> file -> the statement lines it executes, for the generated scenarios of
+    the map that ran, each with its ``origins`` entry (suggestions only, see the module
+    docstring)."""
+    generated = generated or {}
+    origins = origins or {}
+    missing = sorted(set(generated) - set(origins))
+    if missing:
+        raise ValueError(f"generated scenarios without an origin: {missing}")
+    origins = {n: origins[n] for n in generated}  # the scenarios that ran
     import_lines = import_lines or {}
     statements = statements or {}
     measured = set(measured)
@@ -255,7 +365,11 @@ def choose(changed: Lines, workloads: Mapping[str, Lines], costs: Mapping[str, f
         lines = tuple(sorted(x for x in blind[where.file] if where.first <= x <= where.last))
         scope, found = _suggest(where.file, lines, statements.get(where.file), workloads,
                                 costs, suggestions)
-        spots.append(BlindSpot(where, lines, scope, found))
+        spot = BlindSpot(where, lines, scope, found)
+        if generated:
+            spot = _generated_for(spot, statements.get(where.file), generated, origins, costs,
+                                  suggestions)
+        spots.append(spot)
     return Selection(sum(len(v) for v in changed.values()), tuple(added),
                      _ranges(measured_files, statements), tuple(spots),
                      _ranges(imported, statements))
@@ -266,8 +380,9 @@ def choose_for_change(cmap: CoverageMap, changed: ChangedStatements,
                       workloads: Iterable[str] | None = None,
                       suggestions: int = 3) -> Selection:
     """:func:`choose` for a diff's changed statements and a coverage map of its HEAD: the
-    map's workloads that ran (or only ``workloads`` of them), their costs, its import-time
-    lines, and the HEAD statements of the changed files. ValueError when the map is not of
+    map's catalog workloads that ran (or only ``workloads`` of them), their costs, its
+    import-time lines, the HEAD statements of the changed files, and its generated
+    scenarios that ran (for the blind spots' suggestions). ValueError when the map is not of
     the diff's HEAD commit (line numbers of another commit mean nothing) or lacks a changed
     file."""
     if cmap.commit != changed.head:
@@ -280,6 +395,8 @@ def choose_for_change(cmap: CoverageMap, changed: ChangedStatements,
     if workloads is not None:
         keep = set(workloads)
         names = [n for n in names if n in keep]
+    generated = cmap.workload_names(origin=ORIGIN_GENERATED)
     return choose(changed.lines, cmap.line_sets(names), cmap.costs(), measured,
                   import_lines=cmap.import_lines(), statements=changed.statements,
-                  suggestions=suggestions)
+                  suggestions=suggestions, generated=cmap.line_sets(generated),
+                  origins=cmap.origins())

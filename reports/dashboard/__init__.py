@@ -1,13 +1,15 @@
 """A static site built from the results store alone: ``schedperf dashboard``.
 
     build_site(store, out, ...) -> SiteSummary   index, one page per workload, release
-                                                 comparison, a copy of the asv site
+                                                 comparison, coverage, a copy of the asv site
 
 Modules: ``model`` (workloads, metric histories, points), ``load`` (the store query and the
 change points), ``release`` (HEAD and the previous release tag from git), ``compare``
-(HEAD vs release from stored values), ``charts`` (sparklines, history and small-multiple SVG),
-``layout`` (the page shell), ``index_page`` / ``workload_page`` / ``compare_page``, ``site``
-(the atomic build). Documented in docs/dashboard.md.
+(HEAD vs release from stored values), ``coverage`` (the catalog's and the compare set's
+coverage per commit from the store's coverage maps, lagging modules), ``charts``
+(sparklines, history, small-multiple and coverage SVG), ``layout`` (the page shell),
+``index_page`` / ``workload_page`` / ``compare_page`` / ``coverage_page``, ``site`` (the
+atomic build). Documented in docs/dashboard.md.
 """
 
 from __future__ import annotations

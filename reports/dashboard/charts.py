@@ -8,6 +8,8 @@
 * :func:`small_multiples_svg` the other metrics, one small panel each, the headline's
                               change points dashed (hand-written SVG like the sparkline, text
                               escaped: a matplotlib figure per workload costs ~0.4 s)
+* :func:`coverage_svg`        statement coverage of the catalog and of the compare set per
+                              commit (matplotlib, in the style of the history plot)
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ import math
 from collections.abc import Collection, Sequence
 from html import escape
 
+from reports.dashboard.coverage import CoveragePoint
 from reports.dashboard.model import MetricHistory
 from reports.render.model import ChangePoint as PlotChangePoint
 from reports.render.model import History, HistoryPoint
 
-__all__ = ["history_svg", "panel_svg", "plot_history", "small_multiples_svg", "sparkline_svg"]
+__all__ = ["coverage_svg", "history_svg", "panel_svg", "plot_history", "small_multiples_svg",
+           "sparkline_svg"]
 
 LINE_COLOR = "#1565c0"
 CHANGE_COLOR = "#c62828"
+COMPARE_COLOR = "#e08600"
 
 
 def _finite(history: MetricHistory,
@@ -151,3 +156,33 @@ def small_multiples_svg(histories: Sequence[MetricHistory], *,
     panels = [svg for svg in (panel_svg(h, mark_versions=mark_versions) for h in histories)
               if svg]
     return f'<div class="multiples">{"".join(panels)}</div>' if panels else ""
+
+
+def coverage_svg(points: Sequence[CoveragePoint], *, id_prefix: str) -> str:
+    """The catalog's and the compare set's coverage of scheduler_core (statements outside
+    error-raising branches, %) per commit in the given (git) order; empty string with fewer
+    than two commits."""
+    if len(points) < 2:
+        return ""
+    from reports.render import plots  # matplotlib only when a figure is drawn
+
+    xs = range(len(points))
+    with plots._style(id_prefix):
+        fig = plots._figure(10.0, 3.0, left=0.9, right=1.9, top=0.35, bottom=0.75)
+        ax = fig.add_subplot()
+        for values, color, name in (
+                ([p.catalog for p in points], LINE_COLOR, "catalog"),
+                ([p.compare for p in points], COMPARE_COLOR, "compare set")):
+            ax.plot(xs, [math.nan if v is None else v for v in values], marker="o",
+                    markersize=3, linewidth=1.2, color=color, label=name, zorder=3)
+        step = max(1, math.ceil(len(points) / 10))
+        ticks = list(range(0, len(points), step))
+        ax.set_xticks(ticks, [points[i].commit[:8] for i in ticks], rotation=30, ha="right",
+                      fontsize=7, parse_math=False)
+        ax.set_ylabel("covered (%)", parse_math=False)
+        ax.set_title("scheduler_core statements outside error-raising branches executed",
+                     parse_math=False, loc="left")
+        ax.grid(axis="y", color="#dddddd", linewidth=0.5)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+        return plots._to_svg(fig, id_prefix, "statement coverage of the catalog and the "
+                             f"compare set over {len(points)} commits")

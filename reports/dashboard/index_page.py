@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from reports.dashboard.charts import sparkline_svg
+from reports.dashboard.coverage import CoverageHistory
+from reports.dashboard.coverage_page import coverage_summary
 from reports.dashboard.layout import SiteContext, empty, esc, page, table, tag
 from reports.dashboard.model import MetricHistory, Point, Workload
 from reports.render.sections import fmt_change, fmt_value
@@ -160,15 +162,18 @@ def _summary(workloads: Sequence[Workload], ranks: Mapping[str, int], order_note
 
 
 def render_index(ctx: SiteContext, workloads: Sequence[Workload], *,
-                 ranks: Mapping[str, int] | None = None, order_note: str = "") -> str:
+                 ranks: Mapping[str, int] | None = None, order_note: str = "",
+                 coverage: CoverageHistory | None = None) -> str:
     """The index page; ``ranks``: versions in git order across workloads
-    (:func:`reports.dashboard.load.version_ranks`), ``order_note``: how they were ordered."""
+    (:func:`reports.dashboard.load.version_ranks`), ``order_note``: how they were ordered;
+    ``coverage``: the coverage figures (a short section linking coverage.html)."""
     ranks = ranks or {}
     body = [f"<h1>{esc(ctx.title)}</h1>"]
+    cover = coverage_summary(ctx, coverage) if coverage is not None else []
     if not workloads:
         body.append(empty("The store has no metric values to show (only status rows or "
                           "buckets without a default)."))
-        return page(ctx, ctx.title, body, here="index")
+        return page(ctx, ctx.title, body + cover, here="index")
     body.append(_summary(workloads, ranks, order_note))
     uncommon = sum(w.uncommon for w in workloads)
     if uncommon:
@@ -180,8 +185,10 @@ def render_index(ctx: SiteContext, workloads: Sequence[Workload], *,
     ids = group_ids(list(groups))
     toc = "".join(f'<a href="#{ids[g]}">{esc(g)} ({len(ws)})</a>'
                   for g, ws in groups.items())
+    cover_link = '<a href="#coverage">coverage</a>' if cover else ""
     body.append(f'<p class="toc">Topics: {toc}<a href="#recent">recent change points</a>'
-                '<a href="#asv">asv</a></p>')
+                f'<a href="#asv">asv</a>{cover_link}</p>')
+    body += cover
     body.append('<h2 id="asv">asv</h2>')
     if ctx.asv:
         body.append('<p>The asv site (benchmarks over commits, made by <code>asv publish'

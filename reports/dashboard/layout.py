@@ -52,10 +52,11 @@ def tag(text: str, kind: str) -> str:
 def page(ctx: SiteContext, title: str, body: list[str], *, depth: int = 0,
          here: str = "") -> str:
     """A whole document; ``depth`` is how many folders below the site root the page is,
-    ``here`` the nav entry to highlight (``index``, ``compare``)."""
+    ``here`` the nav entry to highlight (``index``, ``compare``, ``coverage``)."""
     up = "../" * depth
     links = [("index", f"{up}index.html", "Workloads"),
-             ("compare", f"{up}compare.html", "Release comparison")]
+             ("compare", f"{up}compare.html", "Release comparison"),
+             ("coverage", f"{up}coverage.html", "Coverage")]
     if ctx.asv:
         links.append(("asv", f"{up}asv/index.html", "asv"))
     current = ' class="here"'

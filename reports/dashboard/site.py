@@ -4,6 +4,8 @@
     out/index.html               every workload, grouped by topic
     out/workloads/<page>.html    one per workload
     out/compare.html             newest measured commit vs the previous release tag
+    out/coverage.html            statement coverage of the catalog and the compare set per
+                                 commit, the modules that lag (the store's coverage maps)
     out/asv/                     a copy of the asv site (``asv publish`` output), if any
     out/.nojekyll                GitHub Pages: serve the files as they are
     out/.schedperf-dashboard     marks the folder as ours: only such a folder (or an empty
@@ -25,6 +27,8 @@ import polars as pl
 
 from reports.dashboard.compare import Comparisons, compare_release
 from reports.dashboard.compare_page import render_compare
+from reports.dashboard.coverage import CoverageHistory, load_coverage
+from reports.dashboard.coverage_page import render_coverage
 from reports.dashboard.index_page import render_index
 from reports.dashboard.layout import SiteContext
 from reports.dashboard.load import load_workloads, version_ranks
@@ -38,6 +42,7 @@ from reports.dashboard.release import (
 from reports.dashboard.workload_page import render_workload
 from reports.store import GitError as StoreGitError
 from reports.store import StoreError, load_graph, order_note, store_files
+from reports.store.coverage import list_maps
 
 __all__ = ["DEFAULT_TITLE", "MARKER", "DashboardError", "SiteSummary", "build_site",
            "find_asv_html"]
@@ -58,6 +63,7 @@ class SiteSummary:
     pages: int
     asv: Path | None  # the asv site copied, if any
     comparison: str  # one line: what compare.html shows
+    coverage: str = ""  # one line: what coverage.html shows
 
 
 def find_asv_html(store: Path) -> Path | None:
@@ -85,9 +91,17 @@ def _check_store(store: Path) -> None:
                              "`schedperf ingest PATH --store DIR`)")
     if not store.is_dir():
         raise DashboardError(f"store {store}: not a folder")
-    if not store_files(store):
+    if not store_files(store) and not _has_maps(store):
         raise DashboardError(f"store {store} holds no results yet: add some with "
-                             "`schedperf ingest PATH`")
+                             "`schedperf ingest PATH` (or a coverage map with `schedperf "
+                             f"coverage --store {store}`)")
+
+
+def _has_maps(store: Path) -> bool:
+    try:
+        return bool(list_maps(store))
+    except StoreError:
+        return True  # there are maps; the coverage page says why they cannot be read
 
 
 def _check_out(out: Path) -> None:
@@ -125,6 +139,21 @@ def _comparison_line(result: Comparisons, repo: Path | None) -> str:
         return s.reason
     return (f"{s.head[:10]} vs {s.base.tag} ({s.base.commit[:10]}): "
             f"{len(result.rows)} workloads compared")
+
+
+def _coverage_line(history: CoverageHistory) -> str:
+    if history.error is not None:
+        return f"coverage maps unreadable: {history.error}"
+    newest = history.newest
+    if newest is None:
+        return (f"{len(history.points)} commits mapped, none of known order" if history.points
+                else "no coverage maps")
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f} %"
+
+    return (f"{len(history.points)} commit{'s' * (len(history.points) != 1)} mapped; "
+            f"{newest.commit[:10]}: catalog {pct(newest.catalog)}, compare "
+            f"{pct(newest.compare)}")
 
 
 def build_site(store: Path | str, out: Path | str, *, title: str = DEFAULT_TITLE,
@@ -165,6 +194,12 @@ def build_site(store: Path | str, out: Path | str, *, title: str = DEFAULT_TITLE
     selection = (select_commits(git, measured) if git is not None
                  else Selection(reason="no release tag yet"))
     comparisons = compare_release(workloads, selection)
+    try:
+        coverage = load_coverage(store, repo=repo_path)
+    except StoreGitError as exc:
+        raise DashboardError(f"--repo {exc}") from exc
+    except StoreError as exc:
+        raise DashboardError(str(exc)) from exc
 
     generated = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     ctx = SiteContext(title=title, generated=generated, store=str(store),
@@ -179,7 +214,9 @@ def build_site(store: Path | str, out: Path | str, *, title: str = DEFAULT_TITLE
         for w in workloads:
             (tmp / "workloads" / w.page).write_text(render_workload(ctx, w), encoding="utf-8")
         (tmp / "index.html").write_text(render_index(ctx, workloads, ranks=ranks,
-                                                     order_note=note), encoding="utf-8")
+                                                     order_note=note, coverage=coverage),
+                                        encoding="utf-8")
+        (tmp / "coverage.html").write_text(render_coverage(ctx, coverage), encoding="utf-8")
         (tmp / "compare.html").write_text(
             render_compare(ctx, comparisons, repo_given=repo_path is not None),
             encoding="utf-8")
@@ -190,5 +227,6 @@ def build_site(store: Path | str, out: Path | str, *, title: str = DEFAULT_TITLE
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return SiteSummary(out=out, workloads=len(workloads), pages=len(workloads) + 2,
-                       asv=asv_dir, comparison=_comparison_line(comparisons, repo_path))
+    return SiteSummary(out=out, workloads=len(workloads), pages=len(workloads) + 3,
+                       asv=asv_dir, comparison=_comparison_line(comparisons, repo_path),
+                       coverage=_coverage_line(coverage))

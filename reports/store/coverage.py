@@ -29,6 +29,15 @@ Rows:
   raised) and ``error`` (the reason, null when it ran).
 * statements: every statement ``line`` of every mapped ``file`` and whether it is
   ``outside_error_branch`` (bench.coverage.statements has the definition): the denominators.
+
+A map may also hold **generated scenarios** (``schedperf coverage --generated N``): workloads
+of ``schedperf generate`` configs, mapped like the catalog's and stored in the same tables,
+each marked in ``map.json`` (``generated``: its seed, index, feature tags and the command
+lines that reproduce it, :class:`GeneratedOrigin`). They are not catalog workloads: nothing
+``schedperf compare`` can measure, so :meth:`CoverageMap.workload_names`, ``line_sets`` and
+:func:`coverage_figures` leave them out unless asked (``origin``). A map holding them is
+written as ``coverage_schema_version`` 2 (an older reader refuses it instead of counting them
+as catalog workloads); a map without them stays version 1.
 """
 
 from __future__ import annotations
@@ -60,11 +69,14 @@ __all__ = [
     "KIND_ARC",
     "KIND_LINE",
     "LINES_SCHEMA",
+    "ORIGIN_CATALOG",
+    "ORIGIN_GENERATED",
     "RAN",
     "STATEMENTS_SCHEMA",
     "WORKLOADS_SCHEMA",
     "CoverageFigures",
     "CoverageMap",
+    "GeneratedOrigin",
     "MapInfo",
     "coverage_figures",
     "list_maps",
@@ -75,7 +87,8 @@ __all__ = [
 ]
 
 COVERAGE_DIR = "_coverage"
-COVERAGE_SCHEMA_VERSION = 1
+COVERAGE_SCHEMA_VERSION = 2  # written only for maps holding generated scenarios
+_PLAIN_VERSION = 1  # a map without generated scenarios: readable by every reader
 MANIFEST = "map.json"
 IMPORT_TIME = "<import>"  # no workload name: those always hold a "/"
 KIND_LINE = "line"
@@ -83,6 +96,8 @@ KIND_ARC = "arc"
 # statuses of a workload that ran to its end: only their lines count as measured
 RAN = (STATUS_OK, STATUS_THRESHOLD_MISSED)
 SCOPE_ALL = "all"
+ORIGIN_CATALOG = "catalog"  # a workload of the selected configs (the catalog)
+ORIGIN_GENERATED = "generated"  # a `schedperf generate` scenario (GeneratedOrigin)
 _TABLES = ("lines", "workloads", "statements")
 _COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
 
@@ -106,6 +121,41 @@ def _empty(schema: pa.Schema) -> pl.DataFrame:
 
 
 @dataclass(frozen=True)
+class GeneratedOrigin:
+    """Where a generated scenario of a map comes from: scenario ``index`` of ``schedperf
+    generate --seed <seed>`` (test case ``Generated_<seed>_<index>``, whose one workload is
+    ``workload``), its feature ``tags``, ``command``: the ``schedperf generate`` command line
+    that writes it again (same seed: the same scenario), ``run_command``: the command line
+    that runs that one workload as the map ran it (the map's run seed)."""
+
+    workload: str
+    seed: int
+    index: int
+    tags: tuple[str, ...]
+    command: str
+    run_command: str
+
+    @property
+    def test_case(self) -> str:
+        return self.workload.split("/", 1)[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"workload": self.workload, "seed": self.seed, "index": self.index,
+                "tags": list(self.tags), "command": self.command,
+                "run_command": self.run_command}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: Path | str) -> GeneratedOrigin:
+        try:
+            return cls(str(data["workload"]), int(data["seed"]), int(data["index"]),
+                       tuple(str(t) for t in data["tags"]), str(data["command"]),
+                       str(data["run_command"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StoreError(f"{where}: a generated scenario entry is not "
+                             f"workload/seed/index/tags/command/run_command: {exc}") from exc
+
+
+@dataclass(frozen=True)
 class CoverageMap:
     """A coverage map of one commit: the three tables (without their ``commit`` column) and
     what the map covers. ``dirty``: the working tree differed from the commit (such a map is
@@ -121,18 +171,35 @@ class CoverageMap:
     include: tuple[str, ...] | None = None
     created: str = ""  # ISO time, UTC
     meta: dict[str, Any] = field(default_factory=dict)  # tool versions, selection, core path
+    # the workloads that are generated scenarios, with their origin (module docstring)
+    generated: tuple[GeneratedOrigin, ...] = ()
 
     @property
     def scope(self) -> str:
         return _scope(self.include)
 
-    def workload_names(self, statuses: Iterable[str] | None = RAN) -> list[str]:
+    def origins(self) -> dict[str, GeneratedOrigin]:
+        """{workload: its origin} of the generated scenarios."""
+        return {g.workload: g for g in self.generated}
+
+    def workload_names(self, statuses: Iterable[str] | None = RAN, *,
+                       origin: str | None = ORIGIN_CATALOG) -> list[str]:
         """The workloads of the map (in map order) whose status is one of ``statuses``
-        (None: all)."""
+        (None: all), of ``origin``: :data:`ORIGIN_CATALOG` (default),
+        :data:`ORIGIN_GENERATED`, or None for both."""
         frame = self.workloads
         if statuses is not None:
             frame = frame.filter(pl.col("status").is_in(list(statuses)))
-        return frame["workload"].to_list()
+        names: list[str] = frame["workload"].to_list()
+        if origin is None:
+            return names
+        generated = {g.workload for g in self.generated}
+        if origin == ORIGIN_GENERATED:
+            return [n for n in names if n in generated]
+        if origin == ORIGIN_CATALOG:
+            return [n for n in names if n not in generated]
+        raise ValueError(f"origin {origin!r}: expected {ORIGIN_CATALOG!r}, "
+                         f"{ORIGIN_GENERATED!r} or None")
 
     def failures(self) -> dict[str, str]:
         """{workload: its status and why} of the workloads that did not run to their end."""
@@ -149,8 +216,8 @@ class CoverageMap:
 
     def line_sets(self, workloads: Iterable[str] | None = None,
                   ) -> dict[str, dict[str, frozenset[int]]]:
-        """workload -> file -> statement lines it executes, for ``workloads`` (default: those
-        that ran, :data:`RAN`)."""
+        """workload -> file -> statement lines it executes, for ``workloads`` (default: the
+        catalog workloads that ran, :data:`RAN`)."""
         names = self.workload_names() if workloads is None else list(workloads)
         out: dict[str, dict[str, set[int]]] = {n: {} for n in names}
         for name, file, lines in (self._line_rows(names).group_by("workload", "file")
@@ -225,14 +292,17 @@ def write_map(store: Path | str, cmap: CoverageMap) -> Path:
             names[name] = f"{name}-{uuid.uuid4().hex}.arrow"
             rows[name] = table.num_rows
             atomic_write_bytes(folder / names[name], _ipc_bytes(table))
-        manifest = {
-            "coverage_schema_version": COVERAGE_SCHEMA_VERSION,
+        manifest: dict[str, Any] = {
+            "coverage_schema_version": (COVERAGE_SCHEMA_VERSION if cmap.generated
+                                        else _PLAIN_VERSION),
             "commit": cmap.commit, "dirty": cmap.dirty, "scope": cmap.scope,
             "packages": list(cmap.packages),
             "include": None if cmap.include is None else sorted(cmap.include),
             "created": cmap.created or datetime.now(UTC).isoformat(timespec="seconds"),
             "tables": names, "rows": rows, "meta": cmap.meta,
         }
+        if cmap.generated:
+            manifest["generated"] = [g.to_dict() for g in cmap.generated]
         text = json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=True)
         path = atomic_write_bytes(folder / MANIFEST, (text + "\n").encode())
         keep = set(names.values()) | {MANIFEST}
@@ -272,11 +342,15 @@ def _load(folder: Path, data: dict[str, Any]) -> CoverageMap:
         assert isinstance(frame, pl.DataFrame)
         frames[name] = frame.drop("commit")
     include = data.get("include")
+    generated = data.get("generated") or []
+    if not isinstance(generated, list):
+        raise StoreError(f"{folder / MANIFEST}: 'generated' is not a list")
     return CoverageMap(
         commit=str(data["commit"]), dirty=bool(data.get("dirty")), **frames,
         packages=tuple(data.get("packages") or ()),
         include=None if include is None else tuple(include),
-        created=str(data.get("created", "")), meta=dict(data.get("meta") or {}))
+        created=str(data.get("created", "")), meta=dict(data.get("meta") or {}),
+        generated=tuple(GeneratedOrigin.from_dict(g, folder / MANIFEST) for g in generated))
 
 
 @dataclass(frozen=True)
@@ -368,14 +442,18 @@ def _percent(part: pl.Expr, whole: pl.Expr) -> pl.Expr:
 
 def coverage_figures(cmap: CoverageMap, *, label_filter: str | None = None,
                      workloads: Iterable[str] | None = None,
-                     labels: Mapping[str, Iterable[str]] | None = None) -> CoverageFigures:
+                     labels: Mapping[str, Iterable[str]] | None = None,
+                     origin: str | None = ORIGIN_CATALOG) -> CoverageFigures:
     """Statement coverage (all statements, and those outside error-raising branches) per
-    module and in total, of the workloads of ``cmap`` that ran (:data:`RAN`) and match
+    module and in total, of the workloads of ``cmap`` that ran (:data:`RAN`), are of
+    ``origin`` (default the catalog's: no generated scenario; None: both), match
     ``label_filter`` (the ``--label`` syntax; None: all) and, if given, are among
     ``workloads``. Lines executed at import time count as covered (every workload imports
     them); a function's ``def`` line counts only when a chosen workload runs its body.
     ``labels`` overrides the map's labels per workload."""
-    rows = cmap.workloads.filter(pl.col("status").is_in(list(RAN)))
+    rows = cmap.workloads.filter(pl.col("status").is_in(list(RAN))
+                                 & pl.col("workload").is_in(cmap.workload_names(
+                                     None, origin=origin)))
     chosen = []
     allowed = None if workloads is None else set(workloads)
     for name, own in rows.select("workload", "labels").iter_rows():

@@ -111,11 +111,18 @@ def stored_commits(store: Path | str) -> dict[str, CommitInfo]:
             for c, d, p in frame.iter_rows()}
 
 
-def load_graph(store: Path | str, repo: Path | str | None = None) -> CommitGraph:
+def load_graph(store: Path | str, repo: Path | str | None = None, *,
+               extra: Mapping[str, CommitInfo] | None = None) -> CommitGraph:
     """The commit graph of the store's commits: what ingest recorded, and the history of
     ``repo`` when given (raises :class:`reports.store.gitinfo.GitError` if it cannot be
-    read, :class:`reports.store.StoreError` if the store cannot)."""
+    read, :class:`reports.store.StoreError` if the store cannot). ``extra``: more commits
+    with the date and parents recorded elsewhere (coverage maps record theirs), used where
+    ingest recorded none; with ``repo`` their history is read too."""
     stored = stored_commits(store)
+    for commit, (when, parents) in (extra or {}).items():
+        have_when, have_parents = stored.get(commit, (None, None))
+        stored[commit] = (have_when or when,
+                          have_parents if have_parents is not None else parents)
     parents = {c: p for c, (_, p) in stored.items() if p is not None}
     dates = {c: d for c, (d, _) in stored.items() if d is not None}
     if repo is None:

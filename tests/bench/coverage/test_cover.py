@@ -9,6 +9,7 @@ import pytest
 
 from bench.coverage.cover import LineRange, choose, line_ranges
 from bench.coverage.statements import parse_statements
+from reports.store.coverage import GeneratedOrigin
 
 F = "scheduler_core/f.py"
 
@@ -122,3 +123,70 @@ def test_ranges_split_where_the_function_changes() -> None:
         f"{F}:{at('return w')}", f"{F}:{at('def never(x):')}-{at('return x')}"]
     # without statements: consecutive numbers
     assert [str(r) for r in line_ranges(F, {1, 2, 3, 7})] == [f"{F}:1-3", f"{F}:7"]
+
+
+def origin(name: str, tags: tuple[str, ...]) -> GeneratedOrigin:
+    seed, index = (int(x) for x in name.split("/")[0].split("_")[1:])
+    return GeneratedOrigin(name, seed, index, tags, f"schedperf generate --seed {seed} "
+                           f"--count {index + 1}", f"schedperf run --name '^{name}'")
+
+
+def test_a_blind_spot_a_generated_scenario_covers_gets_its_command() -> None:
+    stmts = parse_statements(SOURCE)
+    y, z = at("y = x * 2"), at("z = y + 1")
+    workloads = {"T/P": {F: {at("def scale(x):"), at("if x > LIMIT:"), at("w = x + 1")}}}
+    generated = {
+        "Generated_5_0/2Nodes": {F: {at("if x > LIMIT:"), y}},     # one line of the spot
+        "Generated_5_1/3Nodes": {F: {at("if x > LIMIT:"), y, z}},  # all of it
+        "Generated_5_2/4Nodes": {F: {at("a = x")}},                 # elsewhere
+    }
+    origins = {n: origin(n, tags) for n, tags in zip(generated, [
+        ("requests", "hostPort"), ("requests", "racks"), ("requests",)], strict=True)}
+    changed = {F: {y, z, at("b = a")}}
+    got = choose(changed, workloads, {"T/P": 1.0, **dict.fromkeys(generated, 0.5)},
+                 statements={F: stmts}, generated=generated, origins=origins)
+    # the generated scenarios cover nothing and are never added: compare cannot measure them
+    assert got.added == () and got.measured_cover == ()
+    spots = {str(b.where): b for b in got.blind_spots}
+    inner = spots[f"{F}:{y}-{z}"]
+    assert inner.suggestions[0].workload == "T/P"  # the catalog's nearest stays as it was
+    assert inner.generated_scope == "covered" and inner.covers_all
+    assert inner.command == "schedperf generate --seed 5 --count 2"
+    assert [(g.workload, g.covered) for g in inner.generated] == [
+        ("Generated_5_1/3Nodes", (y, z)), ("Generated_5_0/2Nodes", (y,))]
+    assert inner.tags == ()  # the two share only "requests", which the third has too
+    # no scenario runs `b = a`: the nearest one (same function) and its telling tags
+    other = spots[f"{F}:{at('b = a')}"]
+    assert other.command is None and not other.covers_all
+    assert other.generated_scope == "function other"
+    assert [(g.workload, g.line, g.distance, g.covered) for g in other.generated] == [
+        ("Generated_5_2/4Nodes", at("a = x"), 1, ())]
+    assert other.tags == ()  # its only tag is everyone's
+    as_dict = got.to_dict()["blind_spots"]
+    assert as_dict[0]["command"] == "schedperf generate --seed 5 --count 2"
+    assert as_dict[0]["suggestions"][0]["test_case"] == "T"
+    assert as_dict[0]["generated"][0]["covered"] == [y, z]
+    assert as_dict[1]["command"] is None and as_dict[1]["generated_scope"] == "function other"
+
+
+def test_hint_tags_are_those_the_nearest_share_and_the_others_lack() -> None:
+    stmts = parse_statements(SOURCE)
+    generated = {"Generated_1_0/a": {F: {at("a = x")}}, "Generated_1_1/b": {F: {at("a = x")}},
+                 "Generated_1_2/c": {F: {at("w = x + 1")}}}
+    origins = {n: origin(n, tags) for n, tags in zip(generated, [
+        ("requests", "hostPort", "racks"), ("requests", "hostPort"), ("requests", "racks")],
+        strict=True)}
+    got = choose({F: {at("b = a")}}, {}, {}, statements={F: stmts}, generated=generated,
+                 origins=origins)
+    (spot,) = got.blind_spots
+    assert [g.workload for g in spot.generated] == ["Generated_1_0/a", "Generated_1_1/b"]
+    assert spot.tags == ("hostPort",)
+    with pytest.raises(ValueError, match="without an origin"):
+        choose({F: {1}}, {}, {}, generated=generated, origins={})
+
+
+def test_without_generated_scenarios_blind_spots_are_as_before() -> None:
+    got = choose({F: {1}}, {"T/P": {F: {2}}}, {"T/P": 1.0})
+    (spot,) = got.blind_spots
+    assert (spot.generated, spot.generated_scope, spot.command, spot.tags) == ((), "none",
+                                                                              None, ())

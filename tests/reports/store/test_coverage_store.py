@@ -3,6 +3,7 @@ commit and scope, dirty and restricted maps, atomic replacement) and coverage fi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -13,7 +14,9 @@ import reports.store.coverage as store_coverage
 from reports.store import scan_store, store_files
 from reports.store.coverage import (
     IMPORT_TIME,
+    ORIGIN_GENERATED,
     CoverageMap,
+    GeneratedOrigin,
     coverage_figures,
     list_maps,
     map_commits,
@@ -158,3 +161,53 @@ def test_figures_per_module_and_total_for_a_label_subset() -> None:
     assert (x["covered"], x["outside_covered"], x["percent"]) == (3, 3, 50.0)
     pkg = compare.per_module.filter(pl.col("file") == G).row(0, named=True)
     assert pkg["module"] == "scheduler_core.pkg" and pkg["percent"] == 100.0  # import-time
+
+
+def with_generated(cmap: CoverageMap) -> CoverageMap:
+    """``cmap`` plus a generated scenario that ran and executes x.py line 6 (the error branch)
+    and line 4."""
+    gen = "Generated_3_1/7Nodes_9Pods"
+    lines = pl.concat([cmap.lines, pl.DataFrame(
+        [(gen, F, "line", 4, None), (gen, F, "line", 6, None)], schema=cmap.lines.schema,
+        orient="row")])
+    workloads = pl.concat([cmap.workloads, pl.DataFrame(
+        [(gen, ["integration-test", "generated"], 0.5, "ok", None)],
+        schema=cmap.workloads.schema, orient="row")])
+    origin = GeneratedOrigin(gen, 3, 1, ("hostPort", "racks"),
+                             "schedperf generate --seed 3 --count 2",
+                             "schedperf run --config schedperf-generated --label generated "
+                             "--name '^Generated_3_1/'")
+    return dataclasses.replace(cmap, lines=lines, workloads=workloads, generated=(origin,))
+
+
+def test_generated_scenarios_are_marked_and_apart_from_the_catalog(tmp_path: Path) -> None:
+    cmap = with_generated(make_map(workloads=("T/one",)))
+    manifest = write_map(tmp_path, cmap)
+    assert json.loads(manifest.read_text())["coverage_schema_version"] == 2
+    got = read_map(tmp_path, A)
+    assert got is not None and got.generated == cmap.generated
+    gen = cmap.generated[0].workload
+    assert got.origins()[gen].test_case == "Generated_3_1"
+    assert got.workload_names() == ["T/one"]  # the catalog's: what compare can measure
+    assert got.workload_names(origin=ORIGIN_GENERATED) == [gen]
+    assert got.workload_names(origin=None) == ["T/one", gen]
+    assert set(got.line_sets()) == {"T/one"}
+    assert got.line_sets([gen]) == {gen: {F: {4, 6}}}
+    # figures: the catalog's by default; the generated scenario only when asked
+    assert coverage_figures(got).total["covered"] == 4  # x.py 1, 2, 3 and pkg 1
+    both = coverage_figures(got, origin=None)
+    assert both.workloads == ("T/one", gen) and both.total["covered"] == 6
+    assert both.total["outside_covered"] == 5  # line 6 is in an error branch
+    with pytest.raises(ValueError, match="origin 'elsewhere'"):
+        got.workload_names(origin="elsewhere")
+
+
+def test_a_map_without_generated_scenarios_stays_version_1(tmp_path: Path) -> None:
+    manifest = write_map(tmp_path, make_map())
+    data = json.loads(manifest.read_text())
+    assert data["coverage_schema_version"] == 1 and "generated" not in data
+    got = read_map(tmp_path, A)
+    assert got is not None and got.generated == ()
+    manifest.write_text(json.dumps({**data, "generated": [{"workload": "G/x"}]}))
+    with pytest.raises(StoreError, match="generated scenario entry"):
+        read_map(tmp_path, A)
