@@ -316,6 +316,13 @@ def test_nightly_runs_a_matrix_of_shards_then_merges() -> None:
     publish_runs = "\n".join(str(s.get("run", "")) for s in steps(workflow["jobs"]["publish"]))
     assert "schedperf ingest nightly-results --store store" in publish_runs
     assert "schedperf dashboard --store store --out site --repo ." in publish_runs
+    # the coverage map of the commit goes into the store before the dashboard reads it, from
+    # an editable install (coverage maps the scheduler_core of the git checkout)
+    publish_steps = steps(workflow["jobs"]["publish"])
+    runs = [str(s.get("run", "")) for s in publish_steps]
+    at = next(i for i, r in enumerate(runs) if r.startswith("schedperf coverage --store store"))
+    assert at < next(i for i, r in enumerate(runs) if "schedperf dashboard" in r)
+    assert any('pip install -e ".[dev]"' in r for r in runs[:at])
 
 
 # --------------------------------------------------------------------------- tests.yml
