@@ -195,6 +195,7 @@ class Scheduler(SchedulePod):
             initial_backoff=pod_initial_backoff,
             max_backoff=pod_max_backoff,
             sort_key=sort_plugin.sort_key if sort_plugin is not None else None,
+            namespace_labels=cluster.namespace_labels,
         )
         self.next_start_node_index = 0
         self.ignored: dict[str, IgnoredPod] = {}

@@ -115,6 +115,33 @@ def test_affinity_without_a_peer_waits_then_follows_it(make_scheduler):
     assert cluster.pods["default/client"].node_name in {"n1", "n3"}
 
 
+@pytest.mark.parametrize("hints, requeued", [(False, True), (True, False)])
+def test_a_peer_in_a_namespace_picked_by_labels_requeues_the_waiting_pod(make_scheduler, hints,
+                                                                         requeued):
+    """The queue's cross-topology check (getUnschedulablePodsWithCrossTopologyTerm) reads the
+    cluster's namespace labels: without queueing hints a peer bound in a namespace the term's
+    namespaceSelector picks wakes the waiting pod at once. With hints on, InterPodAffinity's
+    hint matches terms with no namespace labels, as upstream does, so the pod keeps waiting
+    (for the 5-minute flush)."""
+    from scheduler_core.api.objects import Namespace
+
+    nodes = [node(f"n{i}", f"z{i % 2}") for i in range(4)]
+    cluster, sched = make_scheduler(nodes, queueing_hints=hints)
+    cluster.add_namespace(Namespace("team-a", {"team": "a"}))
+    t = term("db", ZONE) | {"namespaceSelector": {"matchLabels": {"team": "a"}}}
+    cluster.add_pod(pod("client", "client", affinity=[t]))
+    sched.run_until_idle()
+    assert "default/client" in sched.pending_reasons()
+    m = make_pod("db").req(cpu="100m", memory="128Mi").label("app", "db").manifest()
+    m["metadata"]["namespace"] = "team-a"
+    peer = Pod.from_manifest(m)
+    peer.node_name = "n3"
+    cluster.add_pod(peer)
+    assert sched.queue.counts()["unschedulable"] == int(not requeued)
+    sched.run_until_idle()
+    assert (cluster.pods["default/client"].node_name in {"n1", "n3"}) is requeued
+
+
 def test_preferred_affinity_steers_into_the_peer_zone(make_scheduler):
     nodes = [node(f"n{i}", f"z{i % 3}") for i in range(6)]
     cluster, sched = make_scheduler(nodes)
