@@ -90,7 +90,12 @@ func (s *server) handle(line []byte) protocol.Reply {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return failure(nil, protocol.NewError(protocol.ErrProtocol, "request is not a valid request object: "+err.Error()))
+		// answer with the request's id when at least that can be read
+		var idOnly struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(line, &idOnly)
+		return failure(idOnly.ID, protocol.NewError(protocol.ErrProtocol, "request is not a valid request object: "+err.Error()))
 	}
 	result, perr := s.dispatch(&req)
 	if perr != nil {
