@@ -60,8 +60,13 @@ class ReferenceBinary:
 
 
 def default_source_dir() -> Path:
-    """``reference_scheduler/`` of the checkout this package belongs to."""
-    return Path(__file__).resolve().parents[2] / "reference_scheduler"
+    """``reference_scheduler/`` of the checkout this package belongs to, or else (an installed
+    package outside a checkout) of the current folder."""
+    beside = Path(__file__).resolve().parents[2] / "reference_scheduler"
+    here = Path.cwd() / "reference_scheduler"
+    if not (beside / "go.mod").is_file() and (here / "go.mod").is_file():
+        return here
+    return beside
 
 
 def cache_root() -> Path:
