@@ -139,6 +139,15 @@ def test_evaluate_has_no_side_effects(reference):
     assert late.filter.rejected["n2"].reasons == ("Insufficient cpu",)
 
 
+def test_preemption_would_clear_lower_nominations_but_does_not(reference):
+    waiting = make_pod("waiting").req(cpu="1").priority(1).nominated("n2").manifest()
+    reference.apply(*preemption_cluster(), waiting)
+    first = reference.evaluate("default", "high")
+    assert first.post_filter.nominated_node == "n2"
+    assert first.post_filter.cleared_nominations == (("default", "waiting"),)
+    assert reference.evaluate("default", "high") == first  # the nomination is still there
+
+
 def test_two_processes_give_the_same_answers(reference_binary):
     answers = []
     for _ in range(2):
