@@ -21,6 +21,7 @@ from bench.cli.history import history
 from bench.cli.ingest import ingest
 from bench.cli.list import list_workloads
 from bench.cli.merge import merge
+from bench.cli.reference import reference
 from bench.cli.report import report
 from bench.cli.run import run
 from bench.cli.validate import validate
@@ -56,6 +57,7 @@ cli.add_command(history)
 cli.add_command(changes)
 cli.add_command(dashboard)
 cli.add_command(demo)
+cli.add_command(reference)
 
 
 def _interrupted(exc: BaseException) -> int:
