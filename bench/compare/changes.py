@@ -44,7 +44,7 @@ from workloads.config import TestCase, Workload
 
 if TYPE_CHECKING:
     from bench.coverage.changed import ChangedStatements
-    from bench.coverage.cover import LineRange, Selection
+    from bench.coverage.cover import BlindSpot, LineRange, Selection
     from reports.store.coverage import CoverageMap
 
 __all__ = ["COVERAGE_MODE", "HARNESS_PACKAGES", "ChangeOptions", "ChangeStep", "CoverPackage",
@@ -181,12 +181,22 @@ def _selection_dict(selection: Selection, modes: Sequence[str]) -> dict[str, Any
         "measured_cover": [_span(r) for r in selection.measured_cover],
         "added": [{"workload": a.name, "cost": a.cost, "lines": [_span(r) for r in a.lines],
                    "line_count": a.count, "modes": list(modes)} for a in selection.added],
-        "blind_spots": [{**_span(b.where), "lines": list(b.lines), "scope": b.scope,
-                         "suggestions": [{"workload": s.workload, "line": s.line,
-                                          "distance": s.distance} for s in b.suggestions]}
-                        for b in selection.blind_spots],
+        "blind_spots": [_blind_spot_dict(b) for b in selection.blind_spots],
         "import_time": [_span(r) for r in selection.import_time],
     }
+
+
+def _blind_spot_dict(b: BlindSpot) -> dict[str, Any]:
+    out = {**_span(b.where), "lines": list(b.lines), "scope": b.scope,
+           "suggestions": [{"workload": s.workload, "line": s.line, "distance": s.distance}
+                           for s in b.suggestions]}
+    if b.generated:  # from a map with generated scenarios (schedperf coverage --generated)
+        out.update({"command": b.command, "covers_all": b.covers_all,
+                    "generated_scope": b.generated_scope, "tags": list(b.tags),
+                    "generated": [{"workload": g.workload, "command": g.command,
+                                   "line": g.line, "distance": g.distance,
+                                   "covered": list(g.covered)} for g in b.generated]})
+    return out
 
 
 def _mappable(path: str) -> bool:
@@ -306,10 +316,16 @@ def _apply(step: ChangeStep, cmap: CoverageMap | None,
         step.selection = choose(step.changed.lines, {}, {}, measured,
                                 statements=step.changed.statements)
     else:
+        from reports.store.coverage import ORIGIN_GENERATED
+
         ran = [n for n in cmap.workload_names() if n in wanted]
+        # a stored map's generated scenarios (schedperf coverage --generated) only suggest
+        # where to start on a blind spot: they are never added
+        generated = cmap.line_sets(cmap.workload_names(origin=ORIGIN_GENERATED))
         step.selection = choose(step.changed.lines, cmap.line_sets(ran), cmap.costs(),
                                 measured, import_lines=cmap.import_lines(),
-                                statements=step.changed.statements)
+                                statements=step.changed.statements, generated=generated,
+                                origins=cmap.origins())
         step.failure_rows = _failure_rows(cmap, wanted)
     by_name = {w.full_name: (tc, w) for tc, w in mappable}
     step.added = tuple(by_name[a.name] for a in step.selection.added)

@@ -233,7 +233,7 @@ def collect_map(request: MapRequest, *, commit: str, dirty: bool, core_root: Pat
                 "coverage_version": result.get("coverage_version"),
                 "python": result.get("python"), "core_root": str(core_root),
                 "import_errors": result.get("import_errors", []),
-                **_commit_meta(core_root, commit)}
+                **_commit_meta((core_root / "scheduler_core").resolve().parent, commit)}
         if extra is not None:
             meta["generated"] = {"seed": request.generated_seed, "count": request.generated}
         everything = [*chosen, *(extra.chosen if extra is not None else [])]

@@ -8,6 +8,7 @@ import-time lines are the same in each shard (merged without duplicates); a work
 and arcs come from the one child that ran it. The merged map lists its workloads in selection
 order and records ``processes`` (how many children made it) in its meta.
 
+A request for generated scenarios (``MapRequest.generated``) is mapped by one process.
 Several processes help the wall time only where there are free cores: each child pays the
 imports once more (a second or two) and competes for the same CPU.
 """
@@ -76,7 +77,8 @@ def collect_sharded(request: MapRequest, *, commit: str, dirty: bool,
                                                       request.label_filter,
                                                       request.name_regex)]
     children = children or ChildProcesses()
-    shards = shard_names(names, jobs)
+    # generated scenarios are prepared by one child for the whole map: not sharded
+    shards = shard_names(names, 1 if request.generated else jobs)
     if len(shards) == 1:
         result = collect(request, commit=commit, dirty=dirty, core_root=core_root,
                          progress=progress, children=children)

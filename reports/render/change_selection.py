@@ -15,7 +15,12 @@ error, and written back in a stable key order (see :mod:`reports.render.model`).
                 "last": ...}], "line_count": 3, "modes": ["instructions", "time"]}],
      "blind_spots": [{"file": "...", "first": 120, "last": 134, "lines": [120, 131, 134],
                       "scope": "function requeue", "suggestions": [{"workload": "...",
-                      "line": 118, "distance": 2}]}],
+                      "line": 118, "distance": 2}],
+                      // with a map holding generated scenarios (schedperf coverage
+                      // --generated) also: "command", "covers_all", "generated_scope",
+                      // "tags", "generated": [{"workload", "command", "line", "distance",
+                      // "covered"}]
+                      }],
      "import_time": [...]}
 
 Rules: ``state`` is one of :data:`SELECTION_STATES`; ``error`` needs a text; ``first`` <=
@@ -32,8 +37,8 @@ from typing import Any
 from reports.render._json_reader import Obj, fail, int_, join, str_list
 
 __all__ = ["COVERAGE_MODE", "SELECTION_STATES", "AddedWorkload", "BlindSpot", "ChangeSelection",
-           "ChangedFile", "LineSpan", "SelectionMap", "Suggestion", "read_selection",
-           "selection_dict"]
+           "ChangedFile", "GeneratedHint", "LineSpan", "SelectionMap", "Suggestion",
+           "read_selection", "selection_dict"]
 
 COVERAGE_MODE = "coverage"  # a failure of HEAD under coverage (change-aware selection)
 SELECTION_STATES = ("off", "no changes", "applied", "error")
@@ -77,6 +82,20 @@ class Suggestion:
 
 
 @dataclass(frozen=True)
+class GeneratedHint:
+    """A generated scenario of the map for a blind spot (``schedperf coverage --generated``):
+    one executing ``covered`` lines of it, or the one executing ``line``, ``distance`` lines
+    away; ``command`` writes it again."""
+
+    workload: str
+    command: str
+    line: int
+    distance: int
+    covered: tuple[int, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class BlindSpot:
     """Changed statement lines (``where``; ``lines`` the statements in it) no workload of the
     catalog runs; ``scope`` where the suggestions come from (``function <name>``, ``file``,
@@ -86,6 +105,14 @@ class BlindSpot:
     lines: tuple[int, ...]
     scope: str
     suggestions: tuple[Suggestion, ...] = ()
+    # from a map with generated scenarios (all absent otherwise): the `schedperf generate`
+    # command of the scenario executing the most lines of the spot (all: covers_all), the
+    # scenarios listed, and the feature tags they share and the others lack
+    command: str | None = None
+    covers_all: bool = False
+    generated_scope: str | None = None
+    tags: tuple[str, ...] = ()
+    generated: tuple[GeneratedHint, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -180,8 +207,18 @@ def _blind_spot(o: Obj) -> BlindSpot:
     suggestions = tuple(Suggestion(workload=s.text("workload"), line=s.whole("line", minimum=1),
                                    distance=s.whole("distance", minimum=0), extra=s.extra())
                         for s in _objects(o, "suggestions"))
+    generated = tuple(GeneratedHint(
+        workload=g.text("workload"), command=g.text("command"), line=g.whole("line", minimum=1),
+        distance=g.whole("distance", minimum=0),
+        covered=tuple(int_(v, join(g.at("covered"), i), minimum=1)
+                      for i, v in enumerate(g.items("covered", required=False))),
+        extra=g.extra()) for g in _objects(o, "generated"))
     return BlindSpot(where=where, lines=lines, scope=o.text("scope"), suggestions=suggestions,
-                     extra=o.extra())
+                     command=o.text("command", nullable=True, required=False),
+                     covers_all=o.flag("covers_all", required=False),
+                     generated_scope=o.text("generated_scope", nullable=True, required=False),
+                     tags=str_list(o.items("tags", required=False), o.at("tags")),
+                     generated=generated, extra=o.extra())
 
 
 def _map(o: Obj | None) -> SelectionMap | None:
@@ -242,6 +279,22 @@ def _span_dict(r: LineSpan) -> dict[str, Any]:
     return _with_extra({"file": r.file, "first": r.first, "last": r.last}, r.extra)
 
 
+def _blind_spot_dict(b: BlindSpot) -> dict[str, Any]:
+    out = {"file": b.where.file, "first": b.where.first, "last": b.where.last,
+           "lines": list(b.lines), "scope": b.scope,
+           "suggestions": [_with_extra({"workload": s.workload, "line": s.line,
+                                        "distance": s.distance}, s.extra)
+                           for s in b.suggestions]}
+    if b.generated or b.command is not None:  # written as the producer writes them
+        out.update({"command": b.command, "covers_all": b.covers_all,
+                    "generated_scope": b.generated_scope, "tags": list(b.tags),
+                    "generated": [_with_extra({"workload": g.workload, "command": g.command,
+                                               "line": g.line, "distance": g.distance,
+                                               "covered": list(g.covered)}, g.extra)
+                                  for g in b.generated]})
+    return _with_extra(out, b.extra)
+
+
 def selection_dict(sel: ChangeSelection) -> dict[str, Any]:
     """``sel`` as JSON: schema fields in schema order, ``skipped`` sorted, lists as given."""
     m = sel.map
@@ -261,11 +314,6 @@ def selection_dict(sel: ChangeSelection) -> dict[str, Any]:
                                "lines": [_span_dict(r) for r in a.lines],
                                "line_count": a.line_count, "modes": list(a.modes)}, a.extra)
                   for a in sel.added],
-        "blind_spots": [_with_extra({
-            "file": b.where.file, "first": b.where.first, "last": b.where.last,
-            "lines": list(b.lines), "scope": b.scope,
-            "suggestions": [_with_extra({"workload": s.workload, "line": s.line,
-                                         "distance": s.distance}, s.extra)
-                            for s in b.suggestions]}, b.extra) for b in sel.blind_spots],
+        "blind_spots": [_blind_spot_dict(b) for b in sel.blind_spots],
         "import_time": [_span_dict(r) for r in sel.import_time],
     }, sel.extra)

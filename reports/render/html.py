@@ -35,6 +35,7 @@ from reports.render.sections import (
     fmt_p,
     fmt_per_pod,
     fmt_value,
+    generated_phrase,
     kind_phrase,
     map_phrase,
     other_modes,
@@ -140,7 +141,8 @@ def _blind_spots(sel: ChangeSelection) -> list[str]:
             else "They do not fail the gate (--fail-on-blind-spot would).")
     rows = [[_e(b.where), _e(len(b.lines)), _e(scope_phrase(b.scope)),
              "<br>".join(f"{_e(x.workload)} (line {x.line}, {x.distance} away)"
-                         for x in b.suggestions) or "-"] for b in sel.blind_spots]
+                         for x in b.suggestions) or "-", _e(generated_phrase(b) or "-")]
+            for b in sel.blind_spots]
     label = f" (label {sel.label})" if sel.label else ""
     return ['<div class="warn" role="alert">',
             f"<h2>Blind spots: {_e(blind_spot_phrase(sel))}</h2>",
@@ -149,7 +151,8 @@ def _blind_spots(sel: ChangeSelection) -> list[str]:
             f"{_e(gate)} Each names the workloads that run the nearest lines: where a new or "
             "changed workload would start.</p>",
             _table(["changed lines", "statements", "where the suggestions come from",
-                    "nearest workloads"], rows, numeric=(1,)), "</div>"]
+                    "nearest workloads", "generated scenarios"], rows, numeric=(1,)),
+            "</div>"]
 
 
 def _spans(spans: Sequence[object]) -> str:

@@ -45,6 +45,7 @@ from reports.render.sections import (
     fmt_duration,
     fmt_p,
     fmt_value,
+    generated_phrase,
     kind_phrase,
     map_phrase,
     other_modes,
@@ -198,9 +199,11 @@ def _blind_spot_line(b: BlindSpot) -> str:
     count = len(b.lines) or 1
     near = "; ".join(f"**{md_escape(x.workload)}** (line {x.line})"
                      for x in b.suggestions[:_SUGGESTIONS])
+    generated = generated_phrase(b)
     return (f"- **{md_escape(str(b.where), limit=200)}** ({count} statement"
             f"{'s' * (count != 1)}): {md_escape(scope_phrase(b.scope))}"
-            + (f": {near}" if near else ""))
+            + (f": {near}" if near else "")
+            + (f"; {md_escape(generated, limit=400)}" if generated else ""))
 
 
 def _blind_spots(sel: ChangeSelection, budget: int) -> list[str]:

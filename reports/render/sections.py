@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from reports.render.model import (
     COVERAGE_MODE,
     Attribution,
+    BlindSpot,
     ChangeSelection,
     Failure,
     Report,
@@ -53,6 +54,7 @@ __all__ = [
     "fmt_per_pod",
     "fmt_rounds",
     "fmt_value",
+    "generated_phrase",
     "kind_phrase",
     "map_phrase",
     "other_modes",
@@ -335,3 +337,14 @@ def skipped_phrase(sel: ChangeSelection, limit: int = 5) -> str:
     items = [f"{f} ({why})" for f, why in list(sel.skipped.items())[:limit]]
     more = f"; {len(sel.skipped) - limit} more" if len(sel.skipped) > limit else ""
     return "Changed files with no statement line to map: " + "; ".join(items) + more + "."
+
+
+def generated_phrase(b: BlindSpot) -> str:
+    """What a map's generated scenarios say of a blind spot: ``a generated scenario runs all
+    of it: schedperf generate ...``, or the tags the nearest ones share; empty without."""
+    if b.command:
+        return (f"a generated scenario runs {'all' if b.covers_all else 'some'} of it: "
+                f"{b.command}")
+    if b.tags:
+        return f"the nearest generated scenarios share the tags {', '.join(b.tags)}"
+    return ""

@@ -171,3 +171,21 @@ def test_html_shows_the_blind_spots_before_the_sides() -> None:
     assert "scheduler_core/odd |name*$`x`.py:1" in box
     assert "Workloads added by change-aware selection (1)" in box
     assert "<script>" not in html
+
+
+def test_a_generated_scenario_that_runs_a_blind_spot_is_named_with_its_command() -> None:
+    command = "schedperf generate --seed 7 --count 3 --out generated/"
+    spot = {**_span(QUEUE, 300, 304), "lines": [300, 304], "scope": "file", "suggestions": [],
+            "command": command, "covers_all": True, "generated_scope": "covered",
+            "tags": ["gates"], "generated": [{"workload": "Generated_7_2/w", "command": command,
+                                             "line": 300, "distance": 0,
+                                             "covered": [300, 304]}]}
+    report = parse_report(with_selection(blind_spots=[spot]))
+    (b,) = report.selection.blind_spots
+    assert (b.command, b.covers_all, b.generated[0].covered) == (command, True, (300, 304))
+    text = report_to_json(report)
+    assert parse_report(json.loads(text)) == report
+    md = render_markdown(report)
+    assert ("a generated scenario runs all of it: schedperf generate --seed 7 --count 3 "
+            "--out generated/") in md
+    assert command in render_html(report)
