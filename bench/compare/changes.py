@@ -257,9 +257,9 @@ def _map(head: HeadSide, changed: ChangedStatements, configs: Sequence[Path],
             "workloads": len(names), "store": str(options.store),
             "seconds": None if computed is None else computed.seconds,
             "processes": cmap.meta.get("processes") if computed is not None else None}
-    progress(f"coverage map of HEAD: {info['source']}"
-             + (f" in {computed.seconds:.0f} s ({info['processes']} process(es))"
-                if computed is not None else f" from {options.store}"))
+    progress(f"coverage map of HEAD: computed in {computed.seconds:.0f} s "
+             f"({info['processes']} process(es)), stored in {options.store}"
+             if computed is not None else f"coverage map of HEAD: reused from {options.store}")
     return cmap, info
 
 

@@ -314,3 +314,89 @@ def test_selection_options_bad_input_exits_2(tmp_path, args, message):
     result = invoke("compare", *args, "--repo", str(ROOT), "--out", str(tmp_path / "o"))
     assert result.exit_code == 2, result.output
     assert message in result.output
+
+
+PLUGIN = '''\
+import os
+from typing import ClassVar
+
+_seen = []
+
+
+class WhereFilter:
+    """Accepts every node; on its first call writes which copy of this file runs."""
+
+    name: ClassVar[str] = "WhereFilter"
+    per_node: ClassVar[bool] = True
+
+    def __init__(self, args=None, handle=None, *, args_path=""):
+        pass
+
+    def filter(self, pod, node_info):
+        if not _seen:
+            _seen.append(True)
+            with open(os.environ["SCHEDPERF_TEST_WHERE"], "a", encoding="utf-8") as fh:
+                fh.write(os.path.realpath(__file__) + "\\n")
+        return None
+
+    def events_to_register(self):
+        return []
+'''
+PLUGIN_SCHEDULER = textwrap.dedent("""\
+    apiVersion: kubescheduler.config.k8s.io/v1
+    kind: KubeSchedulerConfiguration
+    pluginRegistry:
+      WhereFilter: "my_plugins.where:WhereFilter"
+    profiles:
+    - schedulerName: default-scheduler
+      plugins:
+        filter:
+          enabled: [{name: WhereFilter}]
+    """)
+
+
+def test_a_cover_package_is_diffed_mapped_and_imported_by_each_side_from_its_worktree(
+        tmp_path, monkeypatch):
+    where = tmp_path / "where.txt"
+    monkeypatch.setenv("SCHEDPERF_TEST_WHERE", str(where))
+
+    def plugin(repo: Path) -> None:  # BASE has the plugin; HEAD changes its filter
+        replace(repo, "my_plugins/where.py", "        return None\n",
+                "        return None  # HEAD's copy\n")
+
+    def with_plugin(repo: Path) -> None:
+        (repo / "my_plugins").mkdir()
+        (repo / "my_plugins" / "__init__.py").write_text("")
+        (repo / "my_plugins" / "where.py").write_text(PLUGIN)
+
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "scheduler_core", repo / "scheduler_core",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    with_plugin(repo)
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    git(repo, "config", "user.email", "t@example.com")
+    git(repo, "config", "user.name", "t")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "branch")
+    plugin(repo)
+    git(repo, "commit", "-q", "-am", "change")
+    cfg = configs(tmp_path, PLAIN, TEMPLATE.format(
+        name="Plugin", extra="\n  schedulerConfigPath: plugin.yaml", template="", labels=""))
+    (cfg / "misc" / "plugin.yaml").write_text(PLUGIN_SCHEDULER)
+    out = tmp_path / "out"
+    result = invoke("compare", "main", "branch", "--repo", str(repo), "--config", str(cfg),
+                    "--measure", "time", "--repeat", "1", "--cover-package", "my_plugins",
+                    "--coverage-store", str(tmp_path / "store"), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    sel = load_report(out / "report.json").selection
+    assert sel is not None and sel.packages == ("scheduler_core", "my_plugins")
+    changed = line_of(repo, "my_plugins/where.py", "return None  # HEAD's copy")
+    assert [(a.workload, [str(r) for r in a.lines]) for a in sel.added] == [
+        ("Plugin/10Nodes", [f"my_plugins/where.py:{changed}"])]
+    # the coverage process and HEAD's worker ran HEAD's copy, BASE's worker BASE's
+    copies = [Path(x) for x in where.read_text().split()]
+    sides = {p.parents[1].name.split("-")[0] for p in copies}
+    assert sides == {"side0", "side1"}, copies
+    base, head = git(repo, "rev-parse", "main"), git(repo, "rev-parse", "branch")
+    assert {p.parents[1].name for p in copies} == {f"side0-{base[:12]}", f"side1-{head[:12]}"}
