@@ -11,11 +11,19 @@ measurement runs in a fresh worker process whose PYTHONPATH selects that side's
 scheduler_core while the harness measuring both is the same. ``--measure time`` runs
 interleaved rounds (A B, B A, ...); ``--measure instructions`` counts instructions under
 cachegrind, deterministically. ``--out DIR`` receives report.md, report.html, report.json,
-samples.parquet, outcomes.parquet and the raw worker results. Exit status: 0; 1 with
---fail-on-regression when a regression nobody accepted is significant; 2 for bad input, and
-whenever a side failed (it could not import its code, crashed, timed out or failed on a
-workload: verdict ERROR, and the report opens with which side, which workloads and why),
-with or without --fail-on-regression.
+samples.parquet, outcomes.parquet and the raw worker results.
+
+With refs, change-aware selection (on unless --no-select-changed) adds to the measured sets
+the catalog workloads that run HEAD's changed scheduler_core lines (a coverage map of HEAD,
+stored in --coverage-store) and reports the changed lines no workload runs (blind spots):
+bench.compare.changes, docs/coverage.md.
+
+Exit status: 0; 1 with --fail-on-regression when a regression nobody accepted is
+significant, or with --fail-on-blind-spot when a changed line is a blind spot; 2 for bad
+input (git diff failing included), and whenever a side failed (it could not import its code,
+crashed, timed out or failed on a workload, HEAD's workloads under coverage included: verdict
+ERROR, and the report opens with which side, which workloads and why), whatever
+--fail-on-regression and --fail-on-blind-spot say.
 
 This module parses the options, checks which form was given and writes the outputs; each
 form is a function of bench.compare.forms.
@@ -28,23 +36,28 @@ import io
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 from click.core import ParameterSource
 from rich.console import Console
 
+from bench.compare.changes import ChangeOptions, blind_spot_gate, cover_packages
 from bench.compare.forms import (
     MODES,
+    NO_SELECTION,
     Comparison,
     Settings,
     compare_configs,
     compare_recorded,
     compare_refs,
 )
+from bench.coverage import DEFAULT_LABEL as COVERAGE_LABEL
 from bench.selection import BadInput, config_option
 from reports.accepted import DEFAULT_ACCEPTED_PATH, AcceptedFileError, load_accepted
 from reports.render import parse_report, render
 from reports.stats.compare import MIN_EFFECT
+from reports.store.schema import DEFAULT_STORE
 from workloads.output import atomic_write_bytes
 
 __all__ = ["compare"]
@@ -79,6 +92,27 @@ def _write_outputs(out: Path, comparison: Comparison) -> None:
     model = parse_report(comparison.report, source=str(out / "report.json"))
     for fmt, name in (("json", "report.json"), ("md", "report.md"), ("html", "report.html")):
         atomic_write_bytes(out / name, render(model, fmt).encode())  # type: ignore[arg-type]
+
+
+_SELECTION_OPTIONS = ("select_changed", "coverage_store", "coverage_label", "cover_package",
+                      "fail_on_blind_spot")
+
+
+def _change_options(ctx: click.Context, refs: bool, enabled: bool, store: Path,
+                    label: str, packages: tuple[str, ...],
+                    fail_on_blind_spot: bool) -> ChangeOptions:
+    """The change-aware selection options: refs only (BadInput when one is given with
+    another form)."""
+    if not refs:
+        given = [f"--{n.replace('_', '-')}" for n in _SELECTION_OPTIONS
+                 if ctx.get_parameter_source(n) is not ParameterSource.DEFAULT]
+        if given:
+            raise BadInput(f"{', '.join(given)}: change-aware selection compares git refs "
+                           "(BASE HEAD) only")
+        return NO_SELECTION
+    return ChangeOptions(enabled=enabled, store=store, label=label or None,
+                         packages=cover_packages(packages),
+                         fail_on_blind_spot=fail_on_blind_spot)
 
 
 @click.command()
@@ -130,6 +164,24 @@ def _write_outputs(out: Path, comparison: Comparison) -> None:
               show_default=True, help="The schedperf repository whose refs are compared.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Output folder [default: ./schedperf-compare/<UTC time>].")
+@click.option("--select-changed/--no-select-changed", "select_changed", default=True,
+              show_default=True,
+              help="Refs only: add the workloads (of --coverage-label) that run HEAD's changed "
+                   "scheduler_core lines to every mode's set, and report the changed lines "
+                   "no workload runs (blind spots).")
+@click.option("--coverage-store", type=click.Path(file_okay=False, path_type=Path),
+              default=DEFAULT_STORE, show_default=True,
+              help="Where HEAD's coverage map is reused from (a clean map of that commit) "
+                   "or stored (the results store `schedperf coverage` writes to).")
+@click.option("--coverage-label", default=COVERAGE_LABEL, show_default=True,
+              help="The workloads change-aware selection maps and may add (label filter).")
+@click.option("--cover-package", "cover_package", multiple=True, metavar="IMPORT.PATH",
+              help="Also select for changes to this out-of-tree plugin package of the "
+                   "repository (each side then imports it from its own worktree); "
+                   "repeatable.")
+@click.option("--fail-on-blind-spot", is_flag=True,
+              help="Exit 1 when a changed line is a blind spot (no catalog workload runs "
+                   "it); without it blind spots are a warning at the top of the report.")
 @click.pass_context
 def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
             head_config: Path | None, base_results: str | None, head_results: str | None,
@@ -137,7 +189,9 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
             time_label: str | None, name_regex: str | None, modes: tuple[str, ...],
             repeat: int, seed: int, min_effect: tuple[str, ...], q: float,
             accepted_path: Path | None, fail_on_regression: bool, jobs: int,
-            timeout: float | None, repo: Path, out_dir: Path | None) -> None:
+            timeout: float | None, repo: Path, out_dir: Path | None, select_changed: bool,
+            coverage_store: Path, coverage_label: str, cover_package: tuple[str, ...],
+            fail_on_blind_spot: bool) -> None:
     """Compare BASE with HEAD (git refs, scheduler configs, or recorded results)."""
     forms = [bool(refs), base_config is not None or head_config is not None,
              base_results is not None or head_results is not None]
@@ -150,6 +204,8 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
         raise BadInput("--base-config and --head-config go together")
     if forms[2] and (base_results is None or head_results is None):
         raise BadInput("--base-results and --head-results go together")
+    changes = _change_options(ctx, bool(refs), select_changed, coverage_store, coverage_label,
+                              cover_package, fail_on_blind_spot)
     effects = _min_effects(min_effect)
     try:
         accepted = load_accepted(accepted_path or DEFAULT_ACCEPTED_PATH,
@@ -168,7 +224,8 @@ def compare(ctx: click.Context, refs: tuple[str, ...], base_config: Path | None,
         modes=modes, seed=seed, repeat=repeat, q=q, effects=effects, accepted=accepted,
         jobs=jobs, timeout=timeout, label=label, time_label=time_label,
         name_regex=name_regex, out=out, started=started,
-        progress=lambda text: console.print(f"[dim]{text}[/]", highlight=False))
+        progress=lambda text: console.print(f"[dim]{text}[/]", highlight=False),
+        changes=changes)
     if forms[2]:
         assert base_results is not None and head_results is not None
         comparison = compare_recorded((base_results, head_results), store, settings)
@@ -194,12 +251,31 @@ def _finish(ctx: click.Context, out: Path, comparison: Comparison, fail_on_regre
                   highlight=False)
     for f in failures:  # once per kind of failure, not once per round
         rounds = f" in round(s) {', '.join(map(str, f['rounds']))}" if f["rounds"] else ""
-        console.print(f"[red]{f['side'].upper()} failed ({f['status']}, {f['mode']} mode"
+        mode = "under coverage" if f["mode"] == "coverage" else f"{f['mode']} mode"
+        console.print(f"[red]{f['side'].upper()} failed ({f['status']}, {mode}"
                       f"{rounds}) on {len(f['workloads'])} workload(s): "
                       f"{', '.join(f['workloads'])}[/]", highlight=False)
         console.print(f["error"], style="red", highlight=False, markup=False, soft_wrap=True)
     if not results and not failures:
         console.print("[yellow]nothing was compared: no workload produced a value on both "
                       "sides[/]")
+    _say_selection(report, console)
+    gate = (fail_on_regression and regressions) or blind_spot_gate(report)
     # a failed side is an error whatever --fail-on-regression says: exit 2
-    ctx.exit(2 if failures else 1 if fail_on_regression and regressions else 0)
+    ctx.exit(2 if failures else 1 if gate else 0)
+
+
+def _say_selection(report: dict[str, Any], console: Console) -> None:
+    """The blind spots (a warning, or the failed gate) on the console."""
+    selection = report.get("selection") or {}
+    spots = selection.get("blind_spots") or []
+    if not spots:
+        return
+    failing = selection.get("fail_on_blind_spot")
+    console.print(f"[{'red' if failing else 'yellow'}]{len(spots)} blind spot(s): changed "
+                  "lines no catalog workload runs"
+                  + (" (--fail-on-blind-spot)" if failing else "") + "[/]", highlight=False)
+    for spot in spots[:20]:
+        where = f"{spot['file']}:{spot['first']}" + (
+            f"-{spot['last']}" if spot["last"] != spot["first"] else "")
+        console.print(f"  {where}", highlight=False, markup=False)

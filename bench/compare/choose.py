@@ -3,7 +3,8 @@
 Time mode selects with its own label filter (``--time-label``: a small set, it runs
 ``--repeat`` rounds a side), instructions mode with ``--label``; ``--name`` narrows both. The
 configs form leaves out the test cases that set their own schedulerConfigPath: the two
-configurations compared would replace it.
+configurations compared would replace it. The refs form may then :func:`widen` every mode's
+set with the workloads change-aware selection added (bench.compare.changes).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.selection import BadInput, select_workloads
-from workloads.config import TestCase
+from workloads.config import TestCase, Workload
 
-__all__ = ["Choice", "Selection", "choose_workloads"]
+__all__ = ["Choice", "Selection", "choose_workloads", "widen"]
 
 
 @dataclass(frozen=True)
@@ -73,3 +74,18 @@ def choose_workloads(test_cases: Sequence[TestCase], modes: Sequence[str],
         uncommon |= {w.full_name for _, w in picked if "uncommon" in w.labels}
         labels.update({w.full_name: ",".join(w.labels) for _, w in picked})
     return Choice(selections, frozenset(uncommon), labels, not_compared)
+
+
+def widen(choice: Choice, added: Sequence[tuple[TestCase, Workload]]) -> Choice:
+    """``choice`` with ``added`` appended to every mode's workloads (those a mode has already
+    stay where they are), their config files, labels and uncommon names included."""
+    selections: dict[str, Selection] = {}
+    for mode, sel in choice.selections.items():
+        names = list(sel.workloads)
+        names += [w.full_name for _, w in added if w.full_name not in names]
+        configs = set(sel.configs) | {str(tc.source) for tc, _ in added}
+        selections[mode] = Selection(workloads=tuple(names), configs=tuple(sorted(configs)))
+    labels = dict(choice.labels)
+    labels.update({w.full_name: ",".join(w.labels) for _, w in added})
+    uncommon = choice.uncommon | {w.full_name for _, w in added if "uncommon" in w.labels}
+    return Choice(selections, frozenset(uncommon), labels, choice.not_compared)

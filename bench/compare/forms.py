@@ -9,6 +9,10 @@
 What the three share (modes, seed, rounds, statistics, accepted regressions, parallelism,
 selection, output folder, progress) is one :class:`Settings`. Bad input raises BadInput
 (exit 2); writing the outputs and the exit status are the CLI's (bench.cli.compare).
+
+The refs form alone selects for the change (``Settings.changes``, bench.compare.changes):
+once both refs are checked out it adds the workloads that run HEAD's changed lines to every
+mode's set, and its report gets a ``selection`` object (added workloads, blind spots).
 """
 
 from __future__ import annotations
@@ -24,8 +28,15 @@ from typing import Any
 
 import polars as pl
 
+from bench.compare.changes import (
+    ChangeOptions,
+    ChangeStep,
+    HeadSide,
+    select_changes,
+    side_links,
+)
 from bench.compare.choose import Choice, choose_workloads
-from bench.compare.judge import ENV_KEYS, build_report
+from bench.compare.judge import ENV_KEYS, build_report, group_failures
 from bench.compare.measure import SideRun, run_instructions, run_time, side_env
 from bench.compare.recorded import load_recorded, select_recorded
 from bench.compare.samples import outcomes_frame, to_frame
@@ -40,7 +51,7 @@ from bench.compare.worktrees import (
 from bench.interrupt import deferred_signals
 from bench.measure.instructions import valgrind_available
 from bench.measure.spec import WorkerSpec
-from bench.selection import BadInput, load_test_cases
+from bench.selection import BadInput, load_test_cases, select_workloads
 from reports.accepted import Acceptance
 from workloads.output import environment_fingerprint
 
@@ -48,6 +59,7 @@ __all__ = ["MODES", "Comparison", "Settings", "compare_configs", "compare_record
            "compare_refs", "measured_modes"]
 
 MODES = ("instructions", "time")
+NO_SELECTION = ChangeOptions(enabled=False)
 
 
 @dataclass(frozen=True)
@@ -57,7 +69,8 @@ class Settings:
     the smallest change that counts, by mode; ``label``/``time_label``/``name_regex``: the
     workload selection (``label`` None: no label filter); ``out``: the output folder (raw
     worker results under ``raw``); ``started``: ``time.perf_counter()`` when the command
-    started (the report's wall_seconds); ``progress``: one line for the console."""
+    started (the report's wall_seconds); ``progress``: one line for the console;
+    ``changes``: change-aware selection (the refs form only)."""
 
     modes: tuple[str, ...]
     seed: int
@@ -73,6 +86,7 @@ class Settings:
     out: Path
     started: float
     progress: Callable[[str], None]
+    changes: ChangeOptions = NO_SELECTION
 
     @property
     def raw(self) -> Path:
@@ -100,6 +114,7 @@ class _Measured:
     rows: list[dict[str, Any]]
     configs: tuple[str | None, str | None] = (None, None)
     in_base: Callable[[str], bool] = lambda commit: False
+    change: ChangeStep | None = None  # the refs form's change-aware selection
 
 
 def measured_modes(modes: Sequence[str]) -> tuple[str, ...]:
@@ -115,8 +130,17 @@ def compare_refs(refs: tuple[str, str], repo: Path, configs: Sequence[Path],
     of the test cases in ``configs`` (the built-in catalog without any)."""
     modes = measured_modes(settings.modes)
     choice = choose_refs_workloads(configs, modes, settings)
+    if settings.changes.enabled:  # a label that selects nothing is bad input before checkout
+        try:
+            select_workloads(load_test_cases(configs), settings.changes.label)
+        except BadInput as exc:
+            raise BadInput(f"--coverage-label: {exc.message} (change-aware selection maps and "
+                           "adds those workloads; give another label, '' for every workload, "
+                           "or --no-select-changed)") from exc
     env_keep = _prepare_output(settings)
-    measured = _measure_refs(refs, repo, choice, env_keep, settings)
+    measured = _measure_refs(refs, repo, configs, choice, env_keep, settings)
+    if measured.change is not None:
+        choice = measured.change.widened(choice)
     return _judge(measured, choice, settings)
 
 
@@ -191,46 +215,56 @@ def _prepare_output(settings: Settings) -> dict[str, Any]:
     return env_keep
 
 
-def _measure_refs(refs: tuple[str, str], repo: Path, choice: Choice,
+def _measure_refs(refs: tuple[str, str], repo: Path, configs: Sequence[Path], choice: Choice,
                   env_keep: Mapping[str, Any], settings: Settings) -> _Measured:
-    """Check both refs out, measure them, remove the worktrees again."""
+    """Check both refs out, select for the change, measure them, remove the worktrees
+    again."""
     try:
         root = repo_root(repo)
         with checked_out(root, list(refs)) as checked:
-            sides, rows = _measure_worktrees(refs, checked, choice, env_keep, settings)
+            sides, rows, change = _measure_worktrees(root, refs, checked, configs, choice,
+                                                     env_keep, settings)
         base_commit = checked[0].commit
 
         def in_base(commit: str) -> bool:
             return is_ancestor(root, commit, base_commit)
     except WorktreeError as exc:
         raise BadInput(str(exc)) from exc
-    return _Measured("refs", sides, rows, in_base=in_base)
+    return _Measured("refs", sides, rows, in_base=in_base, change=change)
 
 
-def _measure_worktrees(refs: tuple[str, str], checked: Sequence[Side], choice: Choice,
-                       env_keep: Mapping[str, Any], settings: Settings
-                       ) -> tuple[list[SideRun], list[dict[str, Any]]]:
-    """Measure the checked-out sides, each importing its worktree's scheduler_core through a
-    PYTHONPATH entry of its own (a temporary folder, removed afterwards)."""
+def _measure_worktrees(root: Path, refs: tuple[str, str], checked: Sequence[Side],
+                       configs: Sequence[Path], choice: Choice, env_keep: Mapping[str, Any],
+                       settings: Settings
+                       ) -> tuple[list[SideRun], list[dict[str, Any]], ChangeStep | None]:
+    """Measure the checked-out sides, each importing its worktree's scheduler_core (and the
+    --cover-package packages) through a PYTHONPATH entry of its own (a temporary folder,
+    removed afterwards); before that, select for the change (which maps HEAD through HEAD's
+    entry, in coverage processes of their own)."""
     entries: Path | None = None
     try:
         with deferred_signals():  # made <=> removed below
             entries = Path(tempfile.mkdtemp(prefix="schedperf-core-"))
         sides = []
         for name, side in zip(("base", "head"), checked, strict=True):
-            entry = core_path_entry(side.core, entries / name)
+            links = side_links(settings.changes.packages, side.worktree)
+            entry = core_path_entry(side.core, entries / name, also=links)
             sides.append(SideRun(name, side.ref, side_env([entry]), commit=side.commit,
                                  environment=dict(env_keep)))
         settings.progress(f"BASE {refs[0]} = {checked[0].commit[:12]}, "
                           f"HEAD {refs[1]} = {checked[1].commit[:12]}")
-        rows = _measure(sides, choice, settings)
+        change = ChangeStep("off", settings.changes)
+        if settings.changes.enabled:
+            head = HeadSide(root, checked[0].commit, checked[1].commit, entries / "head")
+            change = select_changes(head, configs, choice, settings, settings.progress)
+        rows = _measure(sides, change.widened(choice), settings)
         for run, side in zip(sides, checked, strict=True):
             # tracebacks name files as in the repository, not in a temp folder
             _repo_paths(run, (entries / run.side, side.worktree))
     finally:
         if entries is not None:
             shutil.rmtree(entries, ignore_errors=True)
-    return sides, rows
+    return sides, rows, change
 
 
 def _measure(sides: list[SideRun], choice: Choice, settings: Settings
@@ -302,4 +336,15 @@ def _judge(measured: _Measured, choice: Choice, settings: Settings) -> Compariso
     if not_compared:
         settings.progress(f"not compared: {len(not_compared)} workload(s) whose test case "
                           f"sets its own schedulerConfigPath ({', '.join(sorted(not_compared))})")
+    if measured.change is not None:
+        _add_selection(report, measured.change)
     return Comparison(report, samples, outcomes)
+
+
+def _add_selection(report: dict[str, Any], change: ChangeStep) -> None:
+    """The refs form's selection in the report; a workload that failed under coverage is a
+    failure of HEAD (mode ``coverage``), which makes the verdict ``error``."""
+    report["selection"] = change.report()
+    if change.failure_rows:
+        report["failures"] = [*report["failures"], *group_failures(change.failure_rows)]
+        report["verdict"] = "error"

@@ -19,7 +19,7 @@ import contextlib
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,12 +131,15 @@ def checked_out(repo: Path, refs: list[str]) -> Iterator[list[Side]]:
                 _git(repo, "worktree", "prune")
 
 
-def core_path_entry(core: Path, folder: Path) -> Path:
-    """Make ``folder`` hold only a link named scheduler_core to ``core``; returns ``folder``
-    (the PYTHONPATH entry that selects this scheduler_core)."""
+def core_path_entry(core: Path, folder: Path, also: Sequence[Path] = ()) -> Path:
+    """Make ``folder`` hold only a link named scheduler_core to ``core`` (and one link per
+    folder of ``also``, under its own name: out-of-tree packages of the same checkout that
+    this side imports from it too); returns ``folder`` (the PYTHONPATH entry that selects
+    this scheduler_core)."""
     folder.mkdir(parents=True, exist_ok=True)
-    link = folder / CORE_PACKAGE
-    if link.is_symlink() or link.exists():
-        link.unlink()
-    link.symlink_to(core.resolve(), target_is_directory=True)
+    for target, name in [(core, CORE_PACKAGE), *((p, p.name) for p in also)]:
+        link = folder / name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target.resolve(), target_is_directory=True)
     return folder

@@ -9,7 +9,11 @@ imports coverage.py's tracer itself. A measuring process (``schedperf run``, com
 never imports this package.
 
 The child imports scheduler_core from ``core_root`` (default: where this process imported it
-from), first on its PYTHONPATH, and must report that same folder back.
+from), first on its PYTHONPATH, and must report that same package folder back. ``core_root``
+may be a folder holding only a link named ``scheduler_core`` (compare's side entries,
+bench.compare.worktrees.core_path_entry): the child then imports that checkout's
+scheduler_core and this harness, and files are still named relative to the checkout
+(coverage.py resolves links).
 """
 
 from __future__ import annotations
@@ -168,7 +172,10 @@ def _check(result: dict[str, Any], code: int, stderr: str, core_root: Path) -> N
         raise CoverageRunError(f"the coverage process failed: {why}"
                                + (f"\n{stderr}" if stderr.strip() else ""))
     root = result.get("roots", {}).get("scheduler_core")
-    if root is not None and Path(root).resolve() != core_root.resolve():
+    # core_root may hold a link to the package (compare's side entries): the package
+    # folders, resolved, must be the same
+    if root is not None and ((Path(root) / "scheduler_core").resolve()
+                             != (core_root / "scheduler_core").resolve()):
         raise CoverageRunError(f"the coverage process imported scheduler_core from {root}, "
                                f"not from {core_root}")
 
@@ -226,7 +233,7 @@ def collect_map(request: MapRequest, *, commit: str, dirty: bool, core_root: Pat
                 "coverage_version": result.get("coverage_version"),
                 "python": result.get("python"), "core_root": str(core_root),
                 "import_errors": result.get("import_errors", []),
-                **_commit_meta(core_root, commit)}
+                **_commit_meta((core_root / "scheduler_core").resolve().parent, commit)}
         if extra is not None:
             meta["generated"] = {"seed": request.generated_seed, "count": request.generated}
         everything = [*chosen, *(extra.chosen if extra is not None else [])]

@@ -4,6 +4,7 @@ or JSON.
     model.py      the typed model and load_report(path) (validation: file + field in errors)
     sections.py   which result goes in which section; number formatting
     markdown.py   PR comment / step summary (size-bounded)
+    change_selection.py  the report's change-aware selection (blind spots, added workloads)
     html.py       one self-contained HTML file: tables and inline SVG plots, no scripts
     plots.py      matplotlib figures rendered to inline SVG (imported only for HTML)
 
@@ -23,9 +24,12 @@ from reports.render.model import (
     SCHEMA_VERSION,
     VERDICTS,
     Accepted,
+    AddedWorkload,
     Attribution,
+    BlindSpot,
     Breakdown,
     ChangePoint,
+    ChangeSelection,
     Failure,
     History,
     HistoryPoint,
@@ -49,9 +53,12 @@ __all__ = [
     "SCHEMA_VERSION",
     "VERDICTS",
     "Accepted",
+    "AddedWorkload",
     "Attribution",
+    "BlindSpot",
     "Breakdown",
     "ChangePoint",
+    "ChangeSelection",
     "Failure",
     "Format",
     "History",

@@ -1,9 +1,11 @@
 """A report as one self-contained HTML file: inline CSS, inline SVG plots, no scripts.
 
 Sections: header (verdict; when a side failed, one box per failure first: which side, which
-workloads, the end of the error; BASE/HEAD with commits and environments, the environment
-warning, settings), the tables of the Markdown report (regressions and improvements,
-accepted, uncommon scenarios, attributions, inconclusive), a forest plot per mode,
+workloads, the end of the error; when change-aware selection found blind spots, a box of them
+and the workloads it added; BASE/HEAD with commits and environments, the environment
+warning, settings, and change-aware selection when it found no blind spot), the tables of
+the Markdown report (regressions and improvements, accepted, uncommon scenarios,
+attributions, inconclusive), a forest plot per mode,
 per-plugin time bars of the regressed workloads, throughput history with change points, and
 every result. A section without data says so.
 
@@ -18,10 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from reports.render.model import Failure, Report, Result, Side
+from reports.render.model import ChangeSelection, Failure, Report, Result, Side
 from reports.render.sections import (
     STATUS_WORDS,
     Sections,
+    added_results,
+    blind_spot_phrase,
     build_sections,
     failure_phrase,
     failure_title,
@@ -31,8 +35,14 @@ from reports.render.sections import (
     fmt_p,
     fmt_per_pod,
     fmt_value,
+    generated_phrase,
     kind_phrase,
+    map_phrase,
     other_modes,
+    scope_phrase,
+    selection_first,
+    selection_summary,
+    skipped_phrase,
 )
 
 __all__ = ["CSP", "render_html"]
@@ -126,14 +136,76 @@ def _failure(report: Report, f: Failure) -> str:
             f'<pre class="err">{_e(f.error)}</pre></div>')
 
 
+def _blind_spots(sel: ChangeSelection) -> list[str]:
+    gate = ("They fail the gate (--fail-on-blind-spot)." if sel.fail_on_blind_spot
+            else "They do not fail the gate (--fail-on-blind-spot would).")
+    rows = [[_e(b.where), _e(len(b.lines)), _e(scope_phrase(b.scope)),
+             "<br>".join(f"{_e(x.workload)} (line {x.line}, {x.distance} away)"
+                         for x in b.suggestions) or "-", _e(generated_phrase(b) or "-")]
+            for b in sel.blind_spots]
+    label = f" (label {sel.label})" if sel.label else ""
+    return ['<div class="warn" role="alert">',
+            f"<h2>Blind spots: {_e(blind_spot_phrase(sel))}</h2>",
+            f"<p><strong>No workload of the catalog{_e(label)} runs these changed lines of "
+            "HEAD</strong>, so no measurement here can see them get slower. "
+            f"{_e(gate)} Each names the workloads that run the nearest lines: where a new or "
+            "changed workload would start.</p>",
+            _table(["changed lines", "statements", "where the suggestions come from",
+                    "nearest workloads", "generated scenarios"], rows, numeric=(1,)),
+            "</div>"]
+
+
+def _spans(spans: Sequence[object]) -> str:
+    return "<br>".join(_e(x) for x in spans) or "-"
+
+
+def _selection(report: Report, sel: ChangeSelection) -> list[str]:
+    """Change-aware selection: its state, or the workloads it added and why."""
+    title = f"<h2>Workloads added by change-aware selection ({len(sel.added)})</h2>"
+    if sel.state == "off":
+        return [title, _empty("Change-aware selection was off (--no-select-changed).")]
+    skipped = [f"<p>{_e(skipped_phrase(sel))}</p>"] if sel.skipped else []
+    if sel.state == "no changes":
+        return [title, _empty(f"HEAD changes no statement line of {', '.join(sel.packages)}: "
+                              "nothing to add."), *skipped]
+    if sel.state == "error":
+        return [title, f'<p><strong>Change-aware selection failed</strong>: {_e(sel.error)}. '
+                       "The compared sets were measured without it.</p>"]
+    out = [title, f"<p>{_e(selection_summary(sel))}</p>"]
+    if sel.added:
+        rows = [[_e(a.workload), _e(", ".join(a.modes)), _spans(a.lines), _e(a.line_count),
+                 _e("-" if a.cost is None else f"{a.cost:.2f} s"),
+                 "<br>".join(f"{_e(r.mode)}: {_verdict(r.verdict)} {_e(fmt_change(r.ratio))}"
+                             for r in added_results(report, a.workload)) or "-"]
+                for a in sel.added]
+        out.append(_table(["workload", "added to", "for the changed lines", "statements",
+                           "CPU under coverage", "result"], rows, numeric=(3, 4)))
+    for title_text, spans in (("Changed lines the compared workloads run", sel.measured_cover),
+                              ("Changed lines only imports run (import time: measured by "
+                               "none)", sel.import_time)):
+        if spans:
+            out.append(f"<details><summary>{_e(title_text)} ({len(spans)} ranges)</summary>"
+                       f"<p>{_spans(spans)}</p></details>")
+    out += skipped
+    if sel.map is not None:
+        out.append(f'<p class="muted">{_e(map_phrase(sel.map))}'
+                   + (f", label {_e(sel.label)}" if sel.label else "") + "</p>")
+    return out
+
+
 def _header(report: Report, s: Sections) -> list[str]:
     what = failure_phrase(report)
+    spots = blind_spot_phrase(report.selection) if report.selection is not None else ""
     out = [f"<h1>schedperf comparison {_verdict(report.verdict, big=True)}</h1>",
            f"<p><strong>{_e(STATUS_WORDS[report.verdict])}</strong>: "
            + (f"{_e(what)}; " if what else "") + f"{_e(s.counts.phrase())}"
-           f' <span class="muted">({s.counts.total} results; {_e(kind_phrase(report.kind))};'
+           + (f"; {_e(spots)}" if spots else "")
+           + f' <span class="muted">({s.counts.total} results; {_e(kind_phrase(report.kind))};'
            f" generated {_e(report.generated)})</span></p>"]
     out += [_failure(report, f) for f in s.failures]
+    sel = report.selection
+    if sel is not None and selection_first(report):
+        out += [*_blind_spots(sel), *_selection(report, sel)]
     if report.environment_differs:
         notes = "".join(f"<li>{_e(n)}</li>" for n in report.environment_notes)
         out.append('<div class="warn" role="alert"><strong>BASE and HEAD ran in different '
@@ -152,6 +224,8 @@ def _header(report: Report, s: Sections) -> list[str]:
     if skipped:
         settings.append(["not compared", _e("; ".join(skipped))])
     out += ["<h3>Settings</h3>", _table(["setting", "value"], settings)]
+    if sel is not None and not selection_first(report):
+        out += _selection(report, sel)
     return out
 
 

@@ -1,11 +1,13 @@
 """A report as GitHub-flavoured Markdown: a PR comment or a job's step summary.
 
 Layout: headline (status word and counts), then, when a side failed, one section per failure
-(which side, which workloads, the end of the error in a code block) before anything else; an
-environment warning when BASE and HEAD ran on different machines, one line of settings, then
-regressions and improvements (table), accepted regressions, uncommon scenarios, plugin
-attributions, inconclusive results, and a collapsed ``<details>`` table of the results with no
-change.
+(which side, which workloads, the end of the error in a code block) before anything else;
+then, when change-aware selection found blind spots, the blind spots (file:line ranges and
+where to start on each) and the workloads it added (with the changed lines that made each be
+added); an environment warning when BASE and HEAD ran on different machines, one line of
+settings, the change-aware selection when it found no blind spot, then regressions and
+improvements (table), accepted regressions, uncommon scenarios, plugin attributions,
+inconclusive results, and a collapsed ``<details>`` table of the results with no change.
 
 Size: GitHub refuses comments over 65,536 characters, so the output stays under ``max_bytes``
 (60,000 by default) whatever the number of results: every table and list has a row cap and
@@ -21,11 +23,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from reports.render.model import Failure, Report, Result
+from reports.render.model import (
+    AddedWorkload,
+    BlindSpot,
+    ChangeSelection,
+    Failure,
+    Report,
+    Result,
+)
 from reports.render.sections import (
     STATUS_WORDS,
     Counts,
     Sections,
+    added_results,
+    blind_spot_phrase,
     build_sections,
     failure_phrase,
     failure_title,
@@ -34,8 +45,14 @@ from reports.render.sections import (
     fmt_duration,
     fmt_p,
     fmt_value,
+    generated_phrase,
     kind_phrase,
+    map_phrase,
     other_modes,
+    scope_phrase,
+    selection_first,
+    selection_summary,
+    skipped_phrase,
 )
 
 __all__ = ["MAX_BYTES", "md_escape", "render_markdown"]
@@ -51,6 +68,9 @@ _FAILURE_GROUPS = 10  # failure sections shown; the rest are counted
 _FAILURE_NAMES = 20  # workload names per failure section
 _ERROR_LINES = 20  # lines of an error text shown
 _ERROR_LINE_CHARS = 300
+_SELECTION_ROWS = 30  # blind spots, added workloads
+_SUGGESTIONS = 3
+_SPANS = 6  # line ranges shown per added workload / import-time summary
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~$])")  # $: GitHub math
 _SPACE = re.compile(r"\s+")
 
@@ -163,9 +183,80 @@ def _failures(report: Report, s: Sections, budget: int) -> list[str]:
 
 def _header(report: Report, counts: Counts) -> list[str]:
     what = failure_phrase(report)
+    spots = blind_spot_phrase(report.selection) if report.selection is not None else ""
     lines = [f"### schedperf: {STATUS_WORDS[report.verdict]} — "
-             + (f"{what}; " if what else "") + counts.phrase(), ""]
+             + (f"{what}; " if what else "") + counts.phrase()
+             + (f"; {spots}" if spots else ""), ""]
     return lines
+
+
+def _spans(spans: Sequence[object], limit: int = _SPANS) -> str:
+    shown = ", ".join(md_escape(str(x), limit=200) for x in spans[:limit])
+    return shown + (f" and {len(spans) - limit} more" if len(spans) > limit else "")
+
+
+def _blind_spot_line(b: BlindSpot) -> str:
+    count = len(b.lines) or 1
+    near = "; ".join(f"**{md_escape(x.workload)}** (line {x.line})"
+                     for x in b.suggestions[:_SUGGESTIONS])
+    generated = generated_phrase(b)
+    return (f"- **{md_escape(str(b.where), limit=200)}** ({count} statement"
+            f"{'s' * (count != 1)}): {md_escape(scope_phrase(b.scope))}"
+            + (f": {near}" if near else "")
+            + (f"; {md_escape(generated, limit=400)}" if generated else ""))
+
+
+def _blind_spots(sel: ChangeSelection, budget: int) -> list[str]:
+    gate = ("They **fail the gate** (`--fail-on-blind-spot`)." if sel.fail_on_blind_spot
+            else "They do not fail the gate (`--fail-on-blind-spot` would).")
+    label = f" (label {md_escape(sel.label)})" if sel.label else ""
+    out = [f"#### Blind spots: {md_escape(blind_spot_phrase(sel))}", "",
+           f"> **Warning: no workload of the catalog{label} runs these changed lines of "
+           "HEAD**, so no measurement here can see them get slower. " + gate + " Each names "
+           "the workloads that run the nearest lines: where a new or changed workload would "
+           "start.", ""]
+    out += _listing((_blind_spot_line(b) for b in sel.blind_spots),
+                    total=len(sel.blind_spots), budget=budget, cap=_SELECTION_ROWS)
+    return [*out, ""]
+
+
+def _added_row(report: Report, a: AddedWorkload) -> str:
+    verdicts = "; ".join(
+        f"{md_escape(r.mode)}: " + (f"**{r.verdict}**" if r.verdict == "regression"
+                                    else r.verdict) + f" {fmt_change(r.ratio)}"
+        for r in added_results(report, a.workload)) or "-"
+    lines = f"{_spans(a.lines)} ({a.line_count} line{'s' * (a.line_count != 1)})"
+    return _row([f"**{md_escape(a.workload)}**", lines, verdicts])
+
+
+def _selection(report: Report, sel: ChangeSelection, budget: int) -> list[str]:
+    """The change-aware selection: its state, or the workloads it added and why."""
+    if sel.state == "off":
+        return ["Change-aware selection: off (`--no-select-changed`).", ""]
+    skipped = skipped_phrase(sel)
+    skipped_lines = [md_escape(skipped, limit=1000), ""] if skipped else []
+    if sel.state == "no changes":
+        return [f"Change-aware selection: HEAD changes no statement line of "
+                f"{md_escape(', '.join(sel.packages))}: nothing to add.", "", *skipped_lines]
+    if sel.state == "error":
+        return [f"**Change-aware selection failed**: {md_escape(sel.error or '', limit=400)}. "
+                "The compared sets were measured without it.", ""]
+    out = [f"#### Workloads added by change-aware selection ({len(sel.added)})", "",
+           md_escape(selection_summary(sel), limit=None), ""]
+    if sel.added:
+        out += _table(["workload", "added for the changed lines", "result"],
+                      (_added_row(report, a) for a in sel.added),
+                      total=len(sel.added), budget=budget, cap=_SELECTION_ROWS,
+                      more="\n*… {n} more not shown here.*")
+        out.append("")
+    if sel.import_time:
+        out += [f"Import-time only (module level: every workload imports these lines, none "
+                f"measures them): {_spans(sel.import_time)}.", ""]
+    out += skipped_lines
+    if sel.map is not None:
+        out += [f"<sub>{md_escape(map_phrase(sel.map))}"
+                + (f", label {md_escape(sel.label)}" if sel.label else "") + "</sub>", ""]
+    return out
 
 
 def _context(report: Report) -> list[str]:
@@ -207,31 +298,41 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
 
-def render_markdown(report: Report, *, max_bytes: int = MAX_BYTES) -> str:
-    """The report as Markdown of at most ``max_bytes`` UTF-8 bytes (see the module doc)."""
-    s = build_sections(report)
-    several_modes = len(report.settings.modes) > 1
-    out = _header(report, s.counts)
-
-    def budget() -> int:
-        return max(0, max_bytes - _RESERVE - _size(out))
-
-    out += _failures(report, s, budget() // 3)
-    out += _context(report)
-
-    out += [f"#### Regressions and improvements ({len(s.significant)})", ""]
+def _significant(report: Report, s: Sections, budget: int) -> list[str]:
+    """Regressions and improvements: one table, within ``budget`` bytes."""
+    out = [f"#### Regressions and improvements ({len(s.significant)})", ""]
     if s.significant:
+        several_modes = len(report.settings.modes) > 1
         header = ["workload", "metric", "mode", "base → head", "change", "CI", "q", "verdict"]
         header += ["other modes"] if several_modes else []
         out += ["Each verdict comes from the mode in its row; change and CI are HEAD vs BASE "
                 "of the metric.", ""]
         out += _table(header, (_row(_result_cells(report, r, verdict=True, others=several_modes))
                                for r in s.significant), total=len(s.significant),
-                      budget=budget() * 2 // 3, cap=_SIGNIFICANT_ROWS,  # room for the rest
-                      more="\n*… {n} more not shown here.*")
+                      budget=budget, cap=_SIGNIFICANT_ROWS, more="\n*… {n} more not shown here.*")
     else:
         out.append("No regressions or improvements.")
-    out.append("")
+    return [*out, ""]
+
+
+def render_markdown(report: Report, *, max_bytes: int = MAX_BYTES) -> str:
+    """The report as Markdown of at most ``max_bytes`` UTF-8 bytes (see the module doc)."""
+    s = build_sections(report)
+    out = _header(report, s.counts)
+
+    def budget() -> int:
+        return max(0, max_bytes - _RESERVE - _size(out))
+
+    out += _failures(report, s, budget() // 3)
+    sel = report.selection
+    if sel is not None and selection_first(report):
+        out += _blind_spots(sel, budget() // 3)
+        out += _selection(report, sel, budget() // 3)
+    out += _context(report)
+    if sel is not None and not selection_first(report):
+        out += _selection(report, sel, budget() // 3)
+
+    out += _significant(report, s, budget() * 2 // 3)  # room for the rest
 
     if s.accepted:
         out += [f"#### Accepted regressions ({len(s.accepted)})", ""]

@@ -17,7 +17,13 @@ Reading rules
   (environments, ``min_effect``, breakdowns, histories, extras) sorted by key, lists as given.
 * ``failures`` (optional, absent in older reports) lists what a side could not measure. A
   report with failures has verdict ``error``, and verdict ``error`` (of the report or of a
-  result) needs at least one failure: a report never says "error" without saying why.
+  result) needs at least one failure: a report never says "error" without saying why. A
+  failure's mode is one of ``settings.modes``, or ``coverage`` (HEAD's workload failed while
+  change-aware selection mapped it).
+* ``selection`` (optional; the refs form of ``schedperf compare``): change-aware selection,
+  :class:`ChangeSelection` -- the workloads it added with the changed lines that made each
+  be added, the blind spots (changed lines no workload runs) with where to start on each,
+  the import-time lines, and the coverage map used. Written back only when present.
 """
 
 from __future__ import annotations
@@ -40,26 +46,48 @@ from reports.render._json_reader import (
     num_map,
     str_list,
 )
+from reports.render.change_selection import (
+    COVERAGE_MODE,
+    SELECTION_STATES,
+    AddedWorkload,
+    BlindSpot,
+    ChangedFile,
+    ChangeSelection,
+    LineSpan,
+    SelectionMap,
+    Suggestion,
+    read_selection,
+    selection_dict,
+)
 
 __all__ = [
+    "COVERAGE_MODE",
     "KINDS",
     "SCHEMA_VERSION",
+    "SELECTION_STATES",
     "SIDES",
     "VERDICTS",
     "Accepted",
+    "AddedWorkload",
     "Attribution",
+    "BlindSpot",
     "Breakdown",
     "ChangePoint",
+    "ChangeSelection",
+    "ChangedFile",
     "Failure",
     "History",
     "HistoryPoint",
     "Kind",
+    "LineSpan",
     "Report",
     "ReportFileError",
     "Result",
     "Sample",
+    "SelectionMap",
     "Settings",
     "Side",
+    "Suggestion",
     "Verdict",
     "load_report",
     "parse_report",
@@ -258,6 +286,7 @@ class Report:
     plugin_breakdown: Mapping[str, Breakdown] = field(default_factory=dict)
     history: Mapping[str, History] = field(default_factory=dict)
     failures: tuple[Failure, ...] = ()
+    selection: ChangeSelection | None = None
     schema: int = SCHEMA_VERSION
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -340,8 +369,9 @@ def _result(o: Obj, modes: tuple[str, ...]) -> Result:
 def _failure(o: Obj, modes: tuple[str, ...]) -> Failure:
     side = o.choice("side", SIDES)
     mode = o.text("mode")
-    if mode not in modes:
-        fail(o.at("mode"), f"{mode!r} is not in settings.modes ({', '.join(modes)})")
+    if mode not in modes and mode != COVERAGE_MODE:
+        fail(o.at("mode"), f"{mode!r} is not in settings.modes ({', '.join(modes)}) nor "
+                           f"{COVERAGE_MODE!r}")
     workloads = str_list(o.items("workloads"), o.at("workloads"))
     if not workloads:
         fail(o.at("workloads"), "empty: a failure names at least one workload")
@@ -422,6 +452,9 @@ def _report(top: Obj) -> Report:
             if result.verdict == "error":
                 fail(join(join("results", i), "verdict"),
                      "'error', but the report lists no failures")
+    selection_obj = top.optional_child("selection")
+    selection = None if selection_obj is None else read_selection(selection_obj,
+                                                                   settings.modes)
     breakdown = _breakdowns(top.optional_child("plugin_breakdown"))
     history_obj = top.optional_child("history")
     history: dict[str, History] = {}
@@ -432,7 +465,7 @@ def _report(top: Obj) -> Report:
         schema=SCHEMA_VERSION, generated=generated, kind=kind, base=base, head=head,
         environment_differs=environment_differs, environment_notes=notes, settings=settings,
         verdict=verdict, results=tuple(results), plugin_breakdown=breakdown, history=history,
-        failures=failures, extra=top.extra())
+        failures=failures, selection=selection, extra=top.extra())
 
 
 def parse_report(data: object, *, source: str = "<report>") -> Report:
@@ -538,6 +571,8 @@ def report_to_dict(report: Report) -> JsonObject:
     }, s.extra)
     breakdown = {w: _with_extra({"base": _sorted(b.base), "head": _sorted(b.head)}, b.extra)
                  for w, b in sorted(report.plugin_breakdown.items())}
+    selection = {} if report.selection is None else {
+        "selection": selection_dict(report.selection)}  # only when there is one
     return _with_extra({
         "schema": report.schema, "generated": report.generated, "kind": report.kind,
         "base": _side_dict(report.base), "head": _side_dict(report.head),
@@ -545,6 +580,7 @@ def report_to_dict(report: Report) -> JsonObject:
         "environment_notes": list(report.environment_notes),
         "settings": settings, "verdict": report.verdict,
         "failures": [_failure_dict(f) for f in report.failures],
+        **selection,
         "results": [_result_dict(r) for r in report.results],
         "plugin_breakdown": breakdown,
         "history": {w: _history_dict(h) for w, h in sorted(report.history.items())},

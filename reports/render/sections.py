@@ -14,6 +14,11 @@ A report is split into sections (:func:`build_sections`):
 * ``attributions``  the leading plugin attributions of the significant and accepted results,
                     in the order ``schedperf compare`` ranked them
 
+The change-aware selection (``report.selection``) is no list of results: its blind spots open
+the report when there are any (after a side's failures), with the workloads it added and the
+lines that made each be added; without blind spots that part follows the settings line
+(:func:`selection_first`, :func:`added_results`, :func:`scope_phrase`).
+
 Every result belongs to exactly one of ``errors`` and the four after it.
 """
 
@@ -22,12 +27,23 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from reports.render.model import Attribution, Failure, Report, Result
+from reports.render.model import (
+    COVERAGE_MODE,
+    Attribution,
+    BlindSpot,
+    ChangeSelection,
+    Failure,
+    Report,
+    Result,
+    SelectionMap,
+)
 
 __all__ = [
     "STATUS_WORDS",
     "Counts",
     "Sections",
+    "added_results",
+    "blind_spot_phrase",
     "build_sections",
     "failure_phrase",
     "failure_title",
@@ -38,8 +54,14 @@ __all__ = [
     "fmt_per_pod",
     "fmt_rounds",
     "fmt_value",
+    "generated_phrase",
     "kind_phrase",
+    "map_phrase",
     "other_modes",
+    "scope_phrase",
+    "selection_first",
+    "selection_summary",
+    "skipped_phrase",
 ]
 
 STATUS_WORDS = {"regression": "REGRESSION", "improvement": "IMPROVEMENT",
@@ -167,14 +189,68 @@ def fmt_rounds(rounds: tuple[int, ...]) -> str:
 
 
 def failure_title(f: Failure) -> str:
-    """``HEAD failed: 2 workloads, time mode, rounds 1-10 (error)``."""
-    where = ", ".join(x for x in (_plural(len(f.workloads), "workload"), f"{f.mode} mode",
+    """``HEAD failed: 2 workloads, time mode, rounds 1-10 (error)`` (``..., under coverage
+    (failed)`` for change-aware selection's map)."""
+    mode = "under coverage" if f.mode == COVERAGE_MODE else f"{f.mode} mode"
+    where = ", ".join(x for x in (_plural(len(f.workloads), "workload"), mode,
                                   fmt_rounds(f.rounds)) if x)
     return f"{f.side_word} failed: {where} ({f.status})"
 
 
 def kind_phrase(kind: str) -> str:
     return _KIND_PHRASES.get(kind, kind)
+
+
+# ---------------------------------------------------------------------------- selection
+
+
+def selection_first(report: Report) -> bool:
+    """Whether the change-aware selection opens the report: it found blind spots."""
+    return report.selection is not None and bool(report.selection.blind_spots)
+
+
+def blind_spot_phrase(sel: ChangeSelection) -> str:
+    """``2 blind spots (5 changed lines no workload runs)``, ``; they fail the gate`` added
+    with --fail-on-blind-spot; empty without blind spots."""
+    if not sel.blind_spots:
+        return ""
+    lines = sum(len(b.lines) or 1 for b in sel.blind_spots)
+    text = (f"{_plural(len(sel.blind_spots), 'blind spot')} "
+            f"({_plural(lines, 'changed line')} no workload runs)")
+    return text + (", failing the gate" if sel.fail_on_blind_spot else "")
+
+
+def scope_phrase(scope: str) -> str:
+    """Where a blind spot's suggestions come from, for a sentence."""
+    if scope.startswith("function "):
+        return f"nearest lines run in {scope}"
+    if scope == "file":
+        return "nearest lines run in the same file"
+    return "no workload runs any line of this file"
+
+
+def added_results(report: Report, workload: str) -> list[Result]:
+    """The results of ``workload``, one per mode (the most telling metric), in mode order."""
+    best: dict[str, Result] = {}
+    for r in report.results:
+        if r.workload != workload:
+            continue
+        current = best.get(r.mode)
+        if current is None or ((_SEVERITY[r.verdict], _log_effect(r))
+                               > (_SEVERITY[current.verdict], _log_effect(current))):
+            best[r.mode] = r
+    return [best[m] for m in report.settings.modes if m in best]
+
+
+def map_phrase(m: SelectionMap) -> str:
+    """``coverage map of HEAD 1a2b3c4d5e6f computed in 95 s by 2 processes (72 workloads,
+    1 file)`` or ``... reused from .schedperf/store (...)``."""
+    how = (f"computed in {fmt_duration(m.seconds)}"
+           + (f" by {_plural(m.processes, 'process', 'processes')}" if m.processes else "")
+           if m.source == "computed" else f"reused from {m.store or 'the store'}")
+    scope = "all files" if m.files is None else _plural(len(m.files), "file")
+    return (f"coverage map of HEAD {m.commit[:12]} {how} "
+            f"({_plural(m.workloads, 'workload')}, {scope})")
 
 
 # ---------------------------------------------------------------------------- numbers
@@ -231,3 +307,44 @@ def fmt_duration(seconds: float | None) -> str:
         return f"{minutes} min {secs} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min"
+
+
+def selection_summary(sel: ChangeSelection) -> str:
+    """``HEAD changes 12 statement lines in 2 files of scheduler_core: 8 run by the compared
+    workloads; 3 by the 1 workload below, added to the instructions and time sets; 1 only
+    at import time.`` (plain text)."""
+    modes = [m for m in ("instructions", "time") if any(m in a.modes for a in sel.added)]
+    modes += sorted({m for a in sel.added for m in a.modes} - set(modes))
+    parts = [f"{sel.measured_lines} run by the compared workloads"]
+    if sel.added:
+        added = sum(a.line_count for a in sel.added)
+        parts.append(f"{added} by the {_plural(len(sel.added), 'workload')} below, added to "
+                     f"the {' and '.join(modes)} set{'s' * (len(modes) != 1)}")
+    if sel.import_time_lines:
+        parts.append(f"{sel.import_time_lines} only at import time")
+    if sel.blind_spots:
+        parts.append(f"{sum(len(b.lines) for b in sel.blind_spots)} by none (blind spots)")
+    return (f"HEAD changes {_plural(sel.changed_lines, 'statement line')} in "
+            f"{_plural(len(sel.files), 'file')} of {', '.join(sel.packages)}: "
+            + "; ".join(parts) + ".")
+
+
+def skipped_phrase(sel: ChangeSelection, limit: int = 5) -> str:
+    """``Changed files with no statement line to map: a.yaml (not a Python file)``; empty
+    when none."""
+    if not sel.skipped:
+        return ""
+    items = [f"{f} ({why})" for f, why in list(sel.skipped.items())[:limit]]
+    more = f"; {len(sel.skipped) - limit} more" if len(sel.skipped) > limit else ""
+    return "Changed files with no statement line to map: " + "; ".join(items) + more + "."
+
+
+def generated_phrase(b: BlindSpot) -> str:
+    """What a map's generated scenarios say of a blind spot: ``a generated scenario runs all
+    of it: schedperf generate ...``, or the tags the nearest ones share; empty without."""
+    if b.command:
+        return (f"a generated scenario runs {'all' if b.covers_all else 'some'} of it: "
+                f"{b.command}")
+    if b.tags:
+        return f"the nearest generated scenarios share the tags {', '.join(b.tags)}"
+    return ""

@@ -131,12 +131,22 @@ def test_refs_each_side_imports_its_own_worktree(config, tmp_path):
     repo = _repo_with_two_core_commits(tmp_path)
     out = tmp_path / "out"
     result = invoke("compare", "main~1", "main", "--repo", str(repo), "--config", str(config),
-                    "--measure", "time", "--repeat", "1", "--out", str(out))
+                    "--measure", "time", "--repeat", "1", "--coverage-store",
+                    str(tmp_path / "store"), "--out", str(out))
     assert result.exit_code == 0, result.output
     commits = subprocess.run(["git", "-C", str(repo), "rev-parse", "main~1", "main"],
                              check=True, capture_output=True, text=True).stdout.split()
     report = json.loads((out / "report.json").read_text())
     assert [report["base"]["commit"], report["head"]["commit"]] == commits
+    # HEAD's only change is a module-level line: run by every import, measured by none
+    lines = (repo / "scheduler_core" / "__init__.py").read_text().splitlines()
+    marker = lines.index("SIDE_MARKER = 'head'") + 1
+    selection = report["selection"]
+    assert (selection["state"], selection["added"], selection["blind_spots"]) == (
+        "applied", [], [])
+    assert selection["import_time"] == [{"file": "scheduler_core/__init__.py",
+                                         "first": marker, "last": marker}]
+    assert selection["map"]["commit"] == commits[1]
     for side, commit in zip(("base", "head"), commits, strict=True):
         path = Path(report[side]["core_path"])
         assert path.name == "scheduler_core" and commit[:12] in path.parent.name

@@ -89,6 +89,7 @@ def test_head_with_a_syntax_error_is_an_error_and_the_report_says_why(config, tm
     repo = core_repo(tmp_path / "repo", _append(NODE_PORTS, "\n\ndef broken(:\n    pass\n"))
     out = tmp_path / "out"
     result = invoke("compare", "main~1", "main", "--repo", str(repo), "--config", str(config),
+                    "--no-select-changed",
                     "--measure", "time", "--repeat", "2", "--out", str(out))
     # no --fail-on-regression: a failed side still fails the command
     assert result.exit_code == 2, result.output
@@ -144,6 +145,7 @@ def test_a_head_that_breaks_on_one_workload_fails_that_workload_only(config, tmp
     repo = core_repo(tmp_path / "repo", _replace(NODE_NAME, old, new.format(action=action)))
     out = tmp_path / "out"
     result = invoke("compare", "main~1", "main", "--repo", str(repo), "--config", str(config),
+                    "--no-select-changed",
                     "--measure", "time", "--repeat", "1", "--out", str(out))
     assert result.exit_code == 2, result.output
     data = json.loads((out / "report.json").read_text())

@@ -87,7 +87,7 @@ def test_signal_ends_compare_cleanly(tmp_path, mode, signum):
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.cli.main", "compare", "main~1", "main", "--repo",
          str(repo), "--config", str(configs.parent), "--measure", mode, "--repeat", "2",
-         "--jobs", "2", "--out", str(tmp_path / "out")],
+         "--jobs", "2", "--no-select-changed", "--out", str(tmp_path / "out")],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def unblock_when_compare_ends() -> None:
