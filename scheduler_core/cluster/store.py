@@ -254,6 +254,24 @@ class Cluster:
     def update_service(self, svc: Service) -> None:
         self._put(self.services, f"{svc.namespace}/{svc.name}", svc, "Service", update=True)
 
+    def add(self, obj: Node | Pod | Namespace | PriorityClass | PodDisruptionBudget | Service
+            ) -> None:
+        """Add any object the cluster models (the ``add_*`` method of its kind)."""
+        if isinstance(obj, Pod):
+            self.add_pod(obj)
+        elif isinstance(obj, Node):
+            self.add_node(obj)
+        elif isinstance(obj, Namespace):
+            self.add_namespace(obj)
+        elif isinstance(obj, PriorityClass):
+            self.add_priority_class(obj)
+        elif isinstance(obj, PodDisruptionBudget):
+            self.add_pdb(obj)
+        elif isinstance(obj, Service):
+            self.add_service(obj)
+        else:
+            raise ClusterError(f"the cluster does not model {type(obj).__name__} objects")
+
     def delete(self, kind: str, key: str) -> None:
         """Delete a Namespace, PriorityClass, PodDisruptionBudget or Service by key."""
         store = self._store(kind)

@@ -117,3 +117,14 @@ def test_slots_are_reused_after_node_delete():
     assert c.table.slot_of["n9"] == 1 and c.table.high == 3
     assert c.table.allocatable["cpu"][1] == 2000
     assert c.table.names_of(c.table.order()) == ["n0", "n2", "n9"]
+
+
+def test_add_puts_each_kind_in_its_store_and_refuses_what_it_does_not_model():
+    c = Cluster()
+    c.add(Namespace("team", {"t": "a"}))
+    c.add(PriorityClass("high", 1000))
+    c.add(make_node("n1").obj())
+    assert c.namespace_labels("team") == {"t": "a"}
+    assert "high" in c.priority_classes and c.table.num_nodes == 1
+    with pytest.raises(ClusterError, match="does not model str objects"):
+        c.add("not an object")  # type: ignore[arg-type]

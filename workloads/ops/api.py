@@ -21,7 +21,6 @@ from scheduler_core.api import (
     Node,
     Pod,
     PodDisruptionBudget,
-    PriorityClass,
     Service,
     parse_object,
 )
@@ -100,21 +99,10 @@ class FakeApi:
 
     # -- any object
     def create(self, obj: Any, flags: PodFlags = (False, False)) -> None:
-        c = self.cluster
         if isinstance(obj, Pod):
             self.create_pod(obj, flags)
-        elif isinstance(obj, Node):
-            c.add_node(obj)
-        elif isinstance(obj, Namespace):
-            c.add_namespace(obj)
-        elif isinstance(obj, PriorityClass):
-            c.add_priority_class(obj)
-        elif isinstance(obj, PodDisruptionBudget):
-            c.add_pdb(obj)
-        elif isinstance(obj, Service):
-            c.add_service(obj)
-        else:  # pragma: no cover - parse_object returns only the kinds above
-            raise WorkloadError(f"cannot create {type(obj).__name__}")
+        else:
+            self.cluster.add(obj)
 
     def delete(self, obj: Any) -> None:
         c = self.cluster

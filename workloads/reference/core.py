@@ -24,8 +24,6 @@ from typing import Any
 import numpy as np
 
 from scheduler_core.api.manifest import parse_object
-from scheduler_core.api.node import Node
-from scheduler_core.api.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks, parse_config
@@ -55,19 +53,7 @@ def load_core(manifests: Iterable[Mapping[str, Any]], config: Mapping[str, Any] 
     clock = FakeClock()
     cluster = Cluster(clock=clock.now)
     for i, manifest in enumerate(manifests):
-        obj = parse_object(dict(manifest), source=f"objects[{i}]")
-        if isinstance(obj, Node):
-            cluster.add_node(obj)
-        elif isinstance(obj, Pod):
-            cluster.add_pod(obj)
-        elif isinstance(obj, Namespace):
-            cluster.add_namespace(obj)
-        elif isinstance(obj, PriorityClass):
-            cluster.add_priority_class(obj)
-        elif isinstance(obj, PodDisruptionBudget):
-            cluster.add_pdb(obj)
-        elif isinstance(obj, Service):
-            cluster.add_service(obj)
+        cluster.add(parse_object(dict(manifest), source=f"objects[{i}]"))
     cfg = parse_config(dict(config)) if config is not None else SchedulerConfig()
     sched = Scheduler(cluster, lambda h: build_frameworks(cfg, h), clock=clock, seed=seed)
     return cluster, sched
