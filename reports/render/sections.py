@@ -155,15 +155,7 @@ def build_sections(report: Report, *, top_attributions: int = 3) -> Sections:
 def other_modes(report: Report, result: Result) -> list[Result]:
     """The same workload's results in the other modes, one per mode: the most telling metric
     (highest verdict severity, then the largest effect)."""
-    best: dict[str, Result] = {}
-    for r in report.results:
-        if r.workload != result.workload or r.mode == result.mode:
-            continue
-        current = best.get(r.mode)
-        if current is None or ((_SEVERITY[r.verdict], _log_effect(r))
-                               > (_SEVERITY[current.verdict], _log_effect(current))):
-            best[r.mode] = r
-    return [best[m] for m in report.settings.modes if m in best]
+    return _most_telling_per_mode(report, result.workload, skip_mode=result.mode)
 
 
 def failure_phrase(report: Report) -> str:
@@ -231,9 +223,16 @@ def scope_phrase(scope: str) -> str:
 
 def added_results(report: Report, workload: str) -> list[Result]:
     """The results of ``workload``, one per mode (the most telling metric), in mode order."""
+    return _most_telling_per_mode(report, workload)
+
+
+def _most_telling_per_mode(report: Report, workload: str, *,
+                           skip_mode: str | None = None) -> list[Result]:
+    """Per mode (in mode order, ``skip_mode`` left out), the result of ``workload`` with the
+    highest verdict severity, then the largest effect."""
     best: dict[str, Result] = {}
     for r in report.results:
-        if r.workload != workload:
+        if r.workload != workload or r.mode == skip_mode:
             continue
         current = best.get(r.mode)
         if current is None or ((_SEVERITY[r.verdict], _log_effect(r))
