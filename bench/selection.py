@@ -5,6 +5,7 @@ the studies; it imports no command."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from workloads.config.ops import CreateNodes, CreatePods, CreatePodSets
 __all__ = [
     "CATALOG_DIR",
     "BadInput",
+    "check_name_regex",
     "config_option",
     "label_option",
     "load_test_cases",
@@ -48,6 +50,16 @@ def label_option(default: str | None) -> Callable[[Callable[..., Any]], Callable
         "--label", "label_filter", default=default,
         help="Label filter, e.g. 'performance,-short' (+x/x: must have, -x: must not)."
              + shown)
+
+
+def check_name_regex(name_regex: str | None) -> None:
+    """A ``--name`` that is not a regular expression is bad input, found before any work."""
+    if name_regex:
+        try:
+            re.compile(name_regex)
+        except re.error as exc:
+            raise BadInput(f"--name {name_regex!r} is not a valid regular expression: "
+                           f"{exc}") from exc
 
 
 def load_test_cases(configs: Sequence[Path]) -> list[TestCase]:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +36,13 @@ from rich.text import Text
 from bench.cli.output import WHOLE, output_console
 from bench.coverage import COMPARE_LABEL, DEFAULT_LABEL
 from bench.coverage.generated import beyond_catalog, statement_ranges
-from bench.selection import BadInput, config_option, label_option, load_test_cases
+from bench.selection import (
+    BadInput,
+    check_name_regex,
+    config_option,
+    label_option,
+    load_test_cases,
+)
 from reports.store.coverage import CoverageFigures, CoverageMap, coverage_figures, write_map
 from reports.store.schema import DEFAULT_STORE
 from workloads.catalog.selection import SelectionError, select
@@ -221,12 +226,7 @@ def coverage_command(ctx: click.Context, configs: tuple[Path, ...], label_filter
 
     Exit status: 0 ok, 2 bad input or a workload that failed under coverage.
     """
-    if name_regex:
-        try:
-            re.compile(name_regex)
-        except re.error as exc:
-            raise BadInput(f"--name {name_regex!r} is not a valid regular expression: "
-                           f"{exc}") from exc
+    check_name_regex(name_regex)
     # imported here: no other command (run, compare) imports coverage.py at all
     from bench.coverage.collect import CoverageRunError, MapRequest, code_version, collect_map
 

@@ -10,7 +10,6 @@ options, loading the configs (or the built-in catalog) and :class:`BadInput` (ex
 
 from __future__ import annotations
 
-import re
 import signal
 import sys
 import uuid
@@ -29,7 +28,7 @@ from bench.cli.run_summary import FORMATS, RunSummary, render
 from bench.interrupt import deferred_signals
 from bench.profiling import have_pyinstrument, profile_file_stem, profile_workload
 from bench.selection import (
-    BadInput,
+    check_name_regex,
     config_option,
     label_option,
     load_test_cases,
@@ -111,16 +110,11 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
     The results of every workload are written as soon as it finishes, so an interrupted
     run keeps the finished ones.
 
-    Exit status: 0 all ok, 1 a threshold was missed or a workload failed or timed out,
-    2 bad input, 130 / 143 interrupted by SIGINT / SIGTERM (the finished workloads are in
+    Exit status: 0 all ok, 1 a threshold was missed, 2 bad input or a workload that failed or
+    timed out, 130 / 143 interrupted by SIGINT / SIGTERM (the finished workloads are in
     --out).
     """
-    if name_regex:
-        try:
-            re.compile(name_regex)
-        except re.error as exc:
-            raise BadInput(f"--name {name_regex!r} is not a valid regular expression: "
-                           f"{exc}") from exc
+    check_name_regex(name_regex)
     chosen = select_workloads(load_test_cases(configs), label_filter, name_regex)
     selected = len(chosen)
     if shard_spec is not None:
