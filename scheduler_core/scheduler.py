@@ -82,6 +82,7 @@ class PodAtPermit:
         self.deadlines = deadlines
         self.timeouts = timeouts
         self.rejection: Status | None = None
+        self.started = 0.0  # perf_counter() at the start of its scheduling cycle (metrics)
 
     @property
     def pending_plugins(self) -> list[str]:
@@ -302,6 +303,7 @@ class Scheduler(SchedulePod):
         if status is None:
             status = self._binding_cycle(fwk, state, pod, result.suggested_host)
         elif status.code == _WAIT:  # Permit holds the pod: its binding cycle runs once allowed
+            self.waiting[pod.uid].started = t0
             if record is not None:
                 self.cycles.append(record)
             return True
@@ -439,7 +441,13 @@ class Scheduler(SchedulePod):
             pod, fwk = wp.pod, wp.framework
             if status is None:
                 status = self._binding_cycle(fwk, wp.state, pod, wp.node)
-                if status is None:
+                if status is None:  # scheduled: counted as upstream's bindingCycle counts it
+                    if self.recorder.enabled:
+                        qpi = wp.qpi
+                        self.recorder.attempt(RESULT_SCHEDULED, fwk.profile_name,
+                                              perf_counter() - wp.started)
+                        self.recorder.pod_scheduled(
+                            pod, qpi.attempts, now - qpi.initial_attempt_timestamp)
                     self.failures.pop(pod.key, None)
                     self.queue.done(pod.uid)
                     continue

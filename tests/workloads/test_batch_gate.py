@@ -241,10 +241,8 @@ def test_catalog_workload_binds_every_batch(workload_result):
     assert placed[("late", "late-batch-pod-3")].attempts == 2
 
 
-@pytest.mark.xfail(strict=True, reason="scheduler_core: a pod bound after a Permit wait is "
-                   "never reported through recorder.pod_scheduled (Scheduler._process_waiting), "
-                   "so placements count only its failed attempts")
 def test_catalog_workload_reports_attempts_of_pods_bound_after_a_wait(workload_result):
+    """A pod bound after a Permit wait counts as scheduled (its attempts and duration)."""
     placed = {(p.namespace, p.pod): p for p in workload_result.placements}
     assert all(placed[("late", f"late-batch-pod-{i}")].attempts == 2 for i in range(3))
 
