@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -182,13 +183,20 @@ def _functions(tree: ast.AST, statements: frozenset[int],
     return tuple(spans)
 
 
+# CPython 3.11 builds the Python objects of an AST with interpreter-wide recursion bookkeeping:
+# two threads calling ast.parse at once can fail with "SystemError: AST constructor recursion
+# depth mismatch". Maps computed by several coverage processes attribute lines in threads.
+_PARSE_LOCK = threading.Lock()
+
+
 def parse_statements(text: str, filename: str = "<source>") -> FileStatements:
     """The statements of a source text (:class:`FileStatements`); raises
     :class:`StatementsError` when it is not valid Python."""
     try:
-        parser = PythonParser(text=text, filename=filename, exclude=_EXCLUDE)
-        parser.parse_source()
-        tree = ast.parse(text, filename=filename)
+        with _PARSE_LOCK:
+            parser = PythonParser(text=text, filename=filename, exclude=_EXCLUDE)
+            parser.parse_source()
+            tree = ast.parse(text, filename=filename)
     except (SyntaxError, ValueError, CoverageException) as exc:
         raise StatementsError(f"{filename}: not valid Python: {exc}") from exc
     statements = frozenset(parser.statements)

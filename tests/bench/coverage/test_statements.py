@@ -128,3 +128,23 @@ def test_around_a_deletion_point_takes_the_statements_before_and_after() -> None
 def test_invalid_python_is_an_error_naming_the_file() -> None:
     with pytest.raises(StatementsError, match=r"x\.py: not valid Python"):
         parse_statements("def f(:\n", "x.py")
+
+
+def test_parsing_is_serialised_across_threads(monkeypatch):
+    """ast.parse in two threads at once can fail on CPython 3.11 (cpython#106905, "AST
+    constructor recursion depth mismatch"); maps computed by several processes attribute
+    lines in threads, so parse_statements parses under one lock."""
+    import ast as ast_module
+
+    from bench.coverage import statements
+
+    held = []
+    real_parse = ast_module.parse
+
+    def checking_parse(*args, **kwargs):
+        held.append(statements._PARSE_LOCK.locked())
+        return real_parse(*args, **kwargs)
+
+    monkeypatch.setattr(statements.ast, "parse", checking_parse)
+    statements.parse_statements("x = 1\n")
+    assert held and all(held)
