@@ -37,11 +37,7 @@ def diagnose(fwk: Framework, state: CycleState, pod: Pod, table: Any, diagnosis:
                                                       ff_failed)
     else:
         status_index, statuses = fwk.explain_filter(state, pod, table, slots_failed, ff_failed)
-    diagnosis.slots = slots_failed
-    diagnosis.status_index = status_index
-    diagnosis.statuses = statuses
-    for s in statuses:
-        diagnosis.add_plugin_status(s)
+    diagnosis.record_rejections(slots_failed, status_index, statuses)
 
 
 class NominatedRejections:

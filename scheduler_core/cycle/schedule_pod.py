@@ -40,6 +40,7 @@ __all__ = [
     "MIN_FEASIBLE_NODES_TO_FIND",
     "SchedulePod",
     "num_feasible_nodes_to_find",
+    "slots_in_list_order",
 ]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -109,19 +110,15 @@ class SchedulePod(NominatedPass):
         if status is not None:
             if not status.is_rejected:
                 return np.zeros(0, dtype=np.int64), diagnosis, 0, status
-            diagnosis.absent_status = status  # PreFilter rejected the pod on every node
-            diagnosis.pre_filter_msg = status.message
-            diagnosis.add_plugin_status(status)
+            diagnosis.reject_everywhere(status)
             return np.zeros(0, dtype=np.int64), diagnosis, 0, None
         if pod.nominated_node_name:
             slot = table.slot_of.get(pod.nominated_node_name)
             if slot is not None and self.filter_one_node(fwk, state, pod, slot) is None:
                 return np.asarray([slot], dtype=np.int64), diagnosis, 1, None
         if pre_res is not None and pre_res.node_names is not None:
-            candidates, identity = _slots_in_list_order(table, pre_res.node_names), False
-            diagnosis.absent_status = Status.unresolvable(
-                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
-            diagnosis.unschedulable_plugins.update(narrowing)
+            candidates, identity = slots_in_list_order(table, pre_res.node_names), False
+            diagnosis.narrow(narrowing)
         else:
             candidates, identity = table.order(), table.order_is_identity
         feasible, evaluated = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis,
@@ -241,13 +238,15 @@ class SchedulePod(NominatedPass):
         return chosen
 
 
-def _slots_in_list_order(table: NodeTable, names: Collection[str]) -> np.ndarray:
+def slots_in_list_order(table: NodeTable, names: Collection[str]) -> np.ndarray:
     """The slots of the nodes named (names of no node left out), in node list order."""
+    slot_of = table.slot_of
+    wanted = np.fromiter((s for name in names if (s := slot_of.get(name)) is not None),
+                         dtype=np.int64)
     order = table.order()
-    wanted = [s for name in names if (s := table.slot_of.get(name)) is not None]
     position = np.empty(table.high, dtype=np.int64)
     position[order] = np.arange(len(order))
-    return np.asarray(sorted(wanted, key=lambda s: position[s]), dtype=np.int64)
+    return wanted[np.argsort(position[wanted], kind="stable")]
 
 
 def _as_run(table: Any, feasible: np.ndarray, n: int) -> Any:

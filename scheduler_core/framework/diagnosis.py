@@ -37,6 +37,28 @@ class Diagnosis:
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)
 
+    def reject_everywhere(self, status: Status) -> None:
+        """PreFilter rejected the pod: ``status`` stands for every node."""
+        self.absent_status = status
+        self.pre_filter_msg = status.message
+        self.add_plugin_status(status)
+
+    def narrow(self, plugins: set[str] | frozenset[str]) -> None:
+        """A PreFilterResult named the only candidates: every other node was ruled out by
+        ``plugins``."""
+        self.absent_status = Status.unresolvable(
+            f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]")
+        self.unschedulable_plugins.update(plugins)
+
+    def record_rejections(self, slots: np.ndarray, status_index: np.ndarray,
+                          statuses: list[Status]) -> None:
+        """``slots[i]`` was rejected with ``statuses[status_index[i]]``."""
+        self.slots = slots
+        self.status_index = status_index
+        self.statuses = statuses
+        for s in statuses:
+            self.add_plugin_status(s)
+
     def add_plugin_status(self, status: Status) -> None:
         """Note the plugin that gave a rejecting ``status`` (kube's AddPluginStatus): in
         ``pending_plugins`` when Pending, else in ``unschedulable_plugins``."""

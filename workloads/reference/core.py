@@ -26,6 +26,7 @@ import numpy as np
 from scheduler_core.api.manifest import parse_object
 from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.store import Cluster
+from scheduler_core.cycle.schedule_pod import slots_in_list_order
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks, parse_config
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.interface import CycleState
@@ -90,16 +91,12 @@ def evaluate_core(sched: Scheduler, namespace: str, name: str, *,
         if not status.is_rejected:
             return Evaluation(**base, filter=None, score=None, post_filter=None,
                               outcome="Error", message=status.message)
-        diagnosis.absent_status = status
-        diagnosis.pre_filter_msg = status.message
-        diagnosis.add_plugin_status(status)
+        diagnosis.reject_everywhere(status)
         return _unschedulable(sched, fwk, state, pod, diagnosis, base, None, post_filter)
     candidates = order
     if narrowed is not None:
-        candidates = np.asarray([s for s in order if table.node(int(s)).name in narrowed],
-                                dtype=np.int64)
-        diagnosis.absent_status = CoreStatus.unresolvable(
-            f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
+        candidates = slots_in_list_order(table, narrowed)
+        diagnosis.narrow(narrowing)
     flt, feasible = _filter(fwk, state, pod, table, candidates, diagnosis)
     if not len(feasible):
         return _unschedulable(sched, fwk, state, pod, diagnosis, base, flt, post_filter)
@@ -139,13 +136,10 @@ def _filter(fwk: Any, state: CycleState, pod: Pod, table: Any, slots: np.ndarray
         return Filter(tuple(table.names_of(slots)), {}), slots
     failed = np.flatnonzero(~mask)
     index, statuses = fwk.explain_filter(state, pod, table, slots[failed], first_fail[failed])
-    diagnosis.slots = slots[failed]
-    diagnosis.status_index = np.asarray(index, dtype=np.int64)
-    diagnosis.statuses = list(statuses)
-    for s in statuses:
-        diagnosis.add_plugin_status(s)
-    rejected = {table.node(int(slot)).name: _status(statuses[int(i)])
-                for slot, i in zip(slots[failed], index, strict=True)}
+    diagnosis.record_rejections(slots[failed], np.asarray(index, dtype=np.int64),
+                                list(statuses))
+    rejected = {name: _status(statuses[int(i)])
+                for name, i in zip(table.names_of(slots[failed]), index, strict=True)}
     feasible = slots[mask]
     return Filter(tuple(table.names_of(feasible)), rejected), feasible
 
