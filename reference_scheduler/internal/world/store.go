@@ -254,15 +254,7 @@ func (w *World) sync(kind string, old, new runtime.Object) *protocol.Error {
 	if kind == "Pod" {
 		return w.syncPod(idx, podOrNil(old), podOrNil(new))
 	}
-	switch {
-	case new == nil:
-		err = idx.Delete(old)
-	case old == nil:
-		err = idx.Add(new)
-	default:
-		err = idx.Update(new)
-	}
-	if err != nil {
+	if err := index(idx, old, new); err != nil {
 		return protocol.NewError(protocol.ErrInternal, err.Error())
 	}
 	if kind != "Node" {
@@ -280,6 +272,27 @@ func (w *World) sync(kind string, old, new runtime.Object) *protocol.Error {
 		return protocol.NewError(protocol.ErrInternal, err.Error())
 	}
 	return nil
+}
+
+// index applies one change to a lister's indexer: a delete (new nil), an add (old nil) or an
+// update.
+func index(idx cache.Indexer, old, new runtime.Object) error {
+	switch {
+	case new == nil:
+		return idx.Delete(old)
+	case old == nil:
+		return idx.Add(new)
+	default:
+		return idx.Update(new)
+	}
+}
+
+// podObject is the pod as a runtime.Object, nil for none (not a typed nil).
+func podObject(p *v1.Pod) runtime.Object {
+	if p == nil {
+		return nil
+	}
+	return p
 }
 
 func podOrNil(obj runtime.Object) *v1.Pod {
@@ -304,17 +317,10 @@ func (w *World) syncPod(idx cache.Indexer, old, new *v1.Pod) *protocol.Error {
 	if !visible(new) {
 		new = nil
 	}
-	var err error
-	switch {
-	case old == nil && new == nil:
+	if old == nil && new == nil {
 		return nil
-	case new == nil:
-		err = idx.Delete(old)
-	case old == nil:
-		err = idx.Add(new)
-	default:
-		err = idx.Update(new)
 	}
+	err := index(idx, podObject(old), podObject(new))
 	if err != nil {
 		return protocol.NewError(protocol.ErrInternal, err.Error())
 	}
