@@ -32,13 +32,11 @@ this module, and the tracer lives and dies with this process.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import importlib.util
 import json
 import os
 import sys
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -53,16 +51,10 @@ _GLOB_SPECIAL = "*?[]"
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".result.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    # imported here, not before the tracer starts (see the module doc); stdlib only
+    from bench.measure.spec import atomic_write_json
+
+    atomic_write_json(path, data)
 
 
 def package_roots(packages: list[str]) -> dict[str, str]:
