@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from scheduler_core.api.objects import Service
     from scheduler_core.nodetable.table import NodeTable
 
-__all__ = ["CycleRecord", "IgnoredPod", "PodAtPermit", "Scheduler"]
+__all__ = ["AttemptObserver", "CycleRecord", "IgnoredPod", "PodAtPermit", "Scheduler"]
 
 _WAIT = Code.WAIT
 _AT_PERMIT = Status(Code.WAIT, ("waiting at Permit",))
@@ -152,6 +152,18 @@ class _Handle:
         return self._s.filter_one_node(framework, state, pod, slot)
 
 
+class AttemptObserver(Protocol):
+    """Told of each scheduling attempt: ``before_attempt`` once the pod is popped and its
+    profile found, before the scheduling cycle; ``after_attempt`` once the attempt is over
+    (bound, held at Permit, or failed and requeued with its nomination set), with the
+    cycle's result and the final status (None: bound)."""
+
+    def before_attempt(self, pod: Pod, fwk: Framework) -> None: ...
+
+    def after_attempt(self, pod: Pod, fwk: Framework, result: ScheduleResult,
+                      status: Status | None) -> None: ...
+
+
 class Scheduler(SchedulePod):
     """One scheduling loop over one cluster, with one framework per profile (schedulerName)."""
 
@@ -208,6 +220,8 @@ class Scheduler(SchedulePod):
         self._plugin_sample_tick = 99  # the first cycle is sampled
         self._error_retry_generation = -1
         self._cycle_pod: Pod | None = None  # the pod of the scheduling cycle under way
+        # told of every scheduling attempt (the fidelity check's lockstep); None: no call
+        self.observer: AttemptObserver | None = None
         self._nominated_memo: tuple[Pod, SlotPods] | None = None
         cluster.subscribe(self._on_event)
         if reject_unknown_scheduler:
@@ -298,6 +312,9 @@ class Scheduler(SchedulePod):
         t0 = perf_counter() if rec else 0.0
         state = CycleState(record_plugin_metrics=rec and self._sample_plugins())
         record = CycleRecord(pod, qpi.attempts, fwk.profile_name) if self.record_cycles else None
+        observer = self.observer
+        if observer is not None:
+            observer.before_attempt(pod, fwk)
         result = self._scheduling_cycle(fwk, state, qpi, record)
         status = result.status
         if status is None:
@@ -306,6 +323,8 @@ class Scheduler(SchedulePod):
             self.waiting[pod.uid].started = t0
             if record is not None:
                 self.cycles.append(record)
+            if observer is not None:
+                observer.after_attempt(pod, fwk, result, status)
             return True
         if record is not None:
             record.status = status
@@ -318,11 +337,15 @@ class Scheduler(SchedulePod):
                     pod, qpi.attempts, self.clock.now() - qpi.initial_attempt_timestamp)
             self.failures.pop(pod.key, None)
             self.queue.done(pod.uid)
+            if observer is not None:
+                observer.after_attempt(pod, fwk, result, None)
             return True
         if rec:
             result_label = RESULT_UNSCHEDULABLE if status.is_rejected else RESULT_ERROR
             self.recorder.attempt(result_label, fwk.profile_name, perf_counter() - t0)
         self._handle_failure(fwk, qpi, status, result.diagnosis, result.nominating_info)
+        if observer is not None:
+            observer.after_attempt(pod, fwk, result, status)
         return True
 
     def _sample_plugins(self) -> bool:

@@ -16,6 +16,7 @@ from bench.cli.compare import compare
 from bench.cli.coverage import coverage_command
 from bench.cli.dashboard import dashboard
 from bench.cli.demo import demo
+from bench.cli.fidelity import fidelity
 from bench.cli.generate import generate
 from bench.cli.history import history
 from bench.cli.ingest import ingest
@@ -58,6 +59,7 @@ cli.add_command(changes)
 cli.add_command(dashboard)
 cli.add_command(demo)
 cli.add_command(reference)
+cli.add_command(fidelity)
 
 
 def _interrupted(exc: BaseException) -> int:

@@ -60,6 +60,11 @@ class Fields:
             expected = ", ".join(sorted(modelled_set | ignored_set))
             raise self.error(key, f"unknown field (expected one of: {expected})")
 
+    @property
+    def data(self) -> dict[str, Any]:
+        """The mapping, with keys as ``check_keys`` read them."""
+        return self._data
+
     def has(self, key: str) -> bool:
         return self._data.get(key) is not None
 

@@ -14,9 +14,24 @@ from scheduler_core.api.resources import canonical_map, effective_requests, non_
 from scheduler_core.api.selectors import Toleration
 from scheduler_core.errors import ManifestError
 
-__all__ = ["DEFAULT_SCHEDULER_NAME", "Container", "HostPort", "Pod", "PodSpec"]
+__all__ = ["DEFAULT_SCHEDULER_NAME", "Container", "HostPort", "Pod", "PodSpec",
+           "retain_spec_sources"]
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+# Whether parse_pod_spec keeps the manifest's ``spec`` mapping in ``PodSpec.source`` (off:
+# a run keeps no manifest alive). The fidelity check turns it on to send the very spec the
+# core parsed to the reference scheduler
+# (docs/fidelity.md, "The lockstep check against kube-scheduler v1.34").
+_RETAIN_SOURCES = [False]
+
+
+def retain_spec_sources(on: bool) -> bool:
+    """Keep (or stop keeping) each parsed spec's manifest in ``PodSpec.source``; returns the
+    previous setting."""
+    before = _RETAIN_SOURCES[0]
+    _RETAIN_SOURCES[0] = on
+    return before
 
 _METADATA_MODELLED = ("name", "generateName", "namespace", "labels", "uid", "ownerReferences",
                       "deletionTimestamp", "annotations")
@@ -82,6 +97,8 @@ class PodSpec:
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
     unsupported_volumes: tuple[str, ...] = ()  # volume kinds the core does not model (PVC...)
+    # the manifest's spec mapping, kept only under retain_spec_sources(True)
+    source: dict[str, Any] | None = field(default=None, compare=False, repr=False)
     # derived, computed once in __post_init__
     requests: dict[str, int] = field(default_factory=dict, init=False)
     non_zero_cpu: int = field(default=0, init=False)
@@ -290,6 +307,7 @@ def parse_pod_spec(spec: Fields) -> PodSpec:
         topology_spread_constraints=spread,
         scheduling_gates=tuple(gates),
         unsupported_volumes=tuple(sorted(set(unsupported))),
+        source=spec.data if _RETAIN_SOURCES[0] else None,
     )
 
 

@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,15 +120,39 @@ class ReferenceClient:
     def request(self, op: str, **fields: Any) -> Any:
         """Send one request; return its ``result``. Raises ReferenceRequestError for an error
         reply, ReferenceProcessError when the process fails."""
+        return self.pipeline([(op, fields)])[0]
+
+    def pipeline(self, requests: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Any]:
+        """Send several requests at once, then read their replies in order (one round trip);
+        the results, in order. The first error reply raises ReferenceRequestError once every
+        reply has been read (the requests after it were still carried out)."""
+        if not requests:
+            return []
+        op = requests[0][0]
         if self._dead is not None:
             raise ReferenceProcessError(
                 f"reference {op}: the reference process is not running ({self._dead})")
-        self._next_id += 1
-        rid = self._next_id
-        line = json.dumps({"id": rid, "op": op, **fields}, separators=(",", ":")) + "\n"
-        deadline = time.monotonic() + self.timeout
-        self._send(op, line.encode(), deadline)
-        reply = self._receive(op, deadline)
+        first = self._next_id + 1
+        lines = []
+        for i, (name, fields) in enumerate(requests):
+            lines.append(json.dumps({"id": first + i, "op": name, **fields},
+                                    separators=(",", ":")))
+        self._next_id += len(requests)
+        deadline = time.monotonic() + self.timeout * len(requests)
+        self._send(op, ("\n".join(lines) + "\n").encode(), deadline)
+        results: list[Any] = []
+        error: ReferenceRequestError | None = None
+        for i, (name, _) in enumerate(requests):
+            try:
+                results.append(self._reply(name, first + i, self._receive(name, deadline)))
+            except ReferenceRequestError as exc:
+                results.append(None)
+                error = error or exc
+        if error is not None:
+            raise error
+        return results
+
+    def _reply(self, op: str, rid: int, reply: Any) -> Any:
         if not isinstance(reply, dict) or reply.get("id") != rid or not isinstance(
                 reply.get("ok"), bool):
             self._fail(op, f"a reply that does not answer request {rid}: {reply!r:.300}")
@@ -143,14 +167,23 @@ class ReferenceClient:
                                     str(err.get("field", "")), fields_)
 
     def _send(self, op: str, data: bytes, deadline: float) -> None:
+        """Write ``data``; replies that arrive meanwhile are read into the buffer (a long
+        pipeline would otherwise fill both pipes and stall both processes)."""
         view = memoryview(data)
         with selectors.DefaultSelector() as sel:
             sel.register(self._in, selectors.EVENT_WRITE)
+            sel.register(self._out, selectors.EVENT_READ)
             while view:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._fail(op, f"no progress reading the request within {self.timeout:g} s")
-                if not sel.select(left):
+                ready = sel.select(left)
+                if not ready:
+                    continue
+                fds = {key.fd for key, _ in ready}
+                if self._out in fds:
+                    self._read_some(op)
+                if self._in not in fds:
                     continue
                 try:
                     n = os.write(self._in, view)
@@ -167,15 +200,8 @@ class ReferenceClient:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._fail(op, f"no reply within {self.timeout:g} s")
-                if not sel.select(left):
-                    continue
-                try:
-                    chunk = os.read(self._out, 1 << 20)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    self._fail(op, "the process ended without replying")
-                self._buffer += chunk
+                if sel.select(left):
+                    self._read_some(op)
         end = self._buffer.index(b"\n")
         line = bytes(self._buffer[:end])
         del self._buffer[:end + 1]
@@ -183,6 +209,15 @@ class ReferenceClient:
             return json.loads(line)
         except ValueError:
             self._fail(op, f"a line that is not JSON: {line[:300]!r}")
+
+    def _read_some(self, op: str) -> None:
+        try:
+            chunk = os.read(self._out, 1 << 20)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self._fail(op, "the process ended without replying")
+        self._buffer += chunk
 
     def _fail(self, op: str, what: str) -> Any:
         """Kill the process and raise ReferenceProcessError saying ``what`` happened, with its
@@ -223,8 +258,13 @@ class ReferenceClient:
         return tuple(Applied.parse(o, f"result.objects[{i}]")
                      for i, o in enumerate(_objects_of(result)))
 
-    def bind(self, namespace: str, name: str, node: str) -> Applied:
-        result = self.request("bind", namespace=namespace, name=name, node=node)
+    def bind(self, namespace: str, name: str, node: str, *, start_time: str = "") -> Applied:
+        """Bind a pending pod; ``start_time`` (RFC 3339) is its status.startTime (default:
+        the reference's logical clock)."""
+        fields: dict[str, Any] = {"namespace": namespace, "name": name, "node": node}
+        if start_time:
+            fields["startTime"] = start_time
+        result = self.request("bind", **fields)
         return Applied.parse(_objects_of(result)[0], "result.objects[0]")
 
     def evaluate(self, namespace: str, name: str) -> Evaluation:

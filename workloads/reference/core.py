@@ -12,8 +12,7 @@ and the set of best nodes. Nothing is changed, except with ``post_filter=True``:
 fits, the core's PostFilter then runs for real (the core's preemption evicts its victims and
 nominates at once), and the victims are the pods it removed.
 
-Nominated pods are not added during Filter here (the reference does add them); evaluate pods
-in clusters without nominations when comparing.
+Filter runs with the nominated pass, as the scheduler's does (and the reference's).
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ import numpy as np
 from scheduler_core.api.manifest import parse_object
 from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.store import Cluster
+from scheduler_core.cycle.diagnose import NominatedRejections
 from scheduler_core.cycle.schedule_pod import slots_in_list_order
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks, parse_config
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
@@ -97,7 +97,7 @@ def evaluate_core(sched: Scheduler, namespace: str, name: str, *,
     if narrowed is not None:
         candidates = slots_in_list_order(table, narrowed)
         diagnosis.narrow(narrowing)
-    flt, feasible = _filter(fwk, state, pod, table, candidates, diagnosis)
+    flt, feasible = _filter(sched, fwk, state, pod, table, candidates, diagnosis)
     if not len(feasible):
         return _unschedulable(sched, fwk, state, pod, diagnosis, base, flt, post_filter)
     return Evaluation(**base, filter=flt, score=_score(fwk, state, pod, table, feasible),
@@ -128,14 +128,28 @@ def _probe_pre_filter(fwk: Any, pod: Pod, table: Any) -> tuple[PluginPreFilter, 
     return tuple(out)
 
 
-def _filter(fwk: Any, state: CycleState, pod: Pod, table: Any, slots: np.ndarray,
-            diagnosis: Diagnosis) -> tuple[Filter, np.ndarray]:
+def _filter(sched: Scheduler, fwk: Any, state: CycleState, pod: Pod, table: Any,
+            slots: np.ndarray, diagnosis: Diagnosis) -> tuple[Filter, np.ndarray]:
+    """Filter on every node of ``slots``, with the nominated pass (nodes holding nominated
+    pods of equal or higher priority pass only if they also pass with those pods added), as
+    the scheduler's search and the reference's RunFilterPluginsWithNominatedPods do."""
     n = len(slots)
     mask, first_fail = fwk.run_filter(state, pod, table, slots, n) if n else (None, None)
+    pass1 = None
+    if n and sched.queue.has_nominated_pods():
+        pass1 = NominatedRejections()
+        mask, first_fail = sched._apply_nominated(fwk, state, pod, slots, mask, first_fail,
+                                                  pass1)
     if mask is None:
         return Filter(tuple(table.names_of(slots)), {}), slots
+    assert first_fail is not None
     failed = np.flatnonzero(~mask)
-    index, statuses = fwk.explain_filter(state, pod, table, slots[failed], first_fail[failed])
+    if pass1 is not None and pass1.statuses:
+        index, statuses = pass1.explain_others(fwk, state, pod, table, slots[failed],
+                                               first_fail[failed])
+    else:
+        index, statuses = fwk.explain_filter(state, pod, table, slots[failed],
+                                             first_fail[failed])
     diagnosis.record_rejections(slots[failed], np.asarray(index, dtype=np.int64),
                                 list(statuses))
     rejected = {name: _status(statuses[int(i)])

@@ -95,6 +95,8 @@ def execute(test_case: TestCase, workload: Workload, options: RunOptions | None 
     except (SchedulerCoreError, WorkloadError) as exc:
         return finish(STATUS_FAILED, str(exc))
     result.ignored_feature_gates = run.gates.ignored
+    if options.at_start is not None:
+        options.at_start(run)
     status, reason = _run_ops(run)
     window = run.windows.current
     if window is not None:  # a window left open by an error or the timeout: keep its data

@@ -59,6 +59,8 @@ class RunOptions:
     stop_after: str = "all"  # one of STOP_AFTER
     pacer: Pacer | None = None
     at_setup_end: Callable[[Run], None] | None = None
+    # called with the new Run before its first op (the fidelity check attaches its mirror)
+    at_start: Callable[[Run], None] | None = None
 
     def check(self) -> None:
         """ValueError naming the first switch out of its range."""

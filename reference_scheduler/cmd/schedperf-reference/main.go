@@ -132,7 +132,7 @@ func (s *server) dispatch(req *protocol.Request) (any, *protocol.Error) {
 		if req.Name == "" || req.Node == "" {
 			return nil, protocol.NewError(protocol.ErrProtocol, "bind needs name and node (namespace defaults to default)")
 		}
-		return s.world.Bind(req.Namespace, req.Name, req.Node)
+		return s.world.Bind(req.Namespace, req.Name, req.Node, req.StartTime)
 	case "evaluate":
 		if req.Name == "" {
 			return nil, protocol.NewError(protocol.ErrProtocol, "evaluate needs name (namespace defaults to default)")

@@ -22,6 +22,7 @@ type Request struct {
 	Namespace    string            `json:"namespace,omitempty"`
 	Name         string            `json:"name,omitempty"`
 	Node         string            `json:"node,omitempty"`
+	StartTime    string            `json:"startTime,omitempty"`
 }
 
 // ObjectRef names one object, for delete.

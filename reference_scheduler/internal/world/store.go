@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -167,10 +168,20 @@ func (w *World) Delete(refs []protocol.ObjectRef) (*protocol.ObjectsResult, *pro
 	return out, nil
 }
 
-// Bind binds a pending pod to a node through the pods/binding subresource.
-func (w *World) Bind(namespace, name, node string) (*protocol.ObjectsResult, *protocol.Error) {
+// Bind binds a pending pod to a node through the pods/binding subresource. startTime (RFC 3339,
+// fractions of a second kept) is the pod's status.startTime; empty: the logical clock's.
+func (w *World) Bind(namespace, name, node, startTime string) (*protocol.ObjectsResult, *protocol.Error) {
 	if err := w.ensureConfigured(); err != nil {
 		return nil, err
+	}
+	var started *metav1.Time
+	if startTime != "" {
+		t, err := time.Parse(time.RFC3339Nano, startTime)
+		if err != nil {
+			return nil, &protocol.Error{Kind: protocol.ErrProtocol, Field: "startTime",
+				Message: fmt.Sprintf("startTime: expected an RFC 3339 time, got %q", startTime)}
+		}
+		started = &metav1.Time{Time: t}
 	}
 	if namespace == "" {
 		namespace = metav1.NamespaceDefault
@@ -204,7 +215,9 @@ func (w *World) Bind(namespace, name, node string) (*protocol.ObjectsResult, *pr
 	bound := stored.(*v1.Pod).DeepCopy()
 	now := w.clock.tick()
 	bound.ResourceVersion = fmt.Sprint(w.clock.writes)
-	if bound.Status.StartTime == nil {
+	if started != nil {
+		bound.Status.StartTime = started
+	} else if bound.Status.StartTime == nil {
 		bound.Status.StartTime = &now
 	}
 	if err := tracker.Update(podGVR, bound, namespace); err != nil {

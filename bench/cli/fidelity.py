@@ -1,0 +1,134 @@
+"""``schedperf fidelity``: run workloads through scheduler_core in lockstep with the real
+kube-scheduler (the reference binary) and compare every scheduling attempt.
+
+Same workload selection as ``schedperf run`` (``--config``, ``--label``, ``--name``), with
+``integration-test`` as the default label: every attempt costs a full evaluation on both sides.
+Writes ``fidelity.parquet`` into ``--out`` (after each workload) and prints one table per
+workload and one of the disagreements by stage and plugin.
+
+Exit status: 0 every difference is a documented deviation; 1 a disagreement that the
+known-deviations file does not document; 2 bad input, or a workload the check could not
+follow (the reference failed, the workload failed).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from bench.cli.output import output_console
+from bench.selection import (
+    BadInput,
+    check_name_regex,
+    config_option,
+    label_option,
+    load_test_cases,
+    select_workloads,
+)
+from workloads.fidelity.deviations import DEFAULT_DEVIATIONS, load_deviations
+from workloads.fidelity.errors import DeviationsFileError
+from workloads.fidelity.lockstep import run_lockstep
+from workloads.fidelity.results import FidelityWriter, WorkloadSummary, summarize
+from workloads.reference import ReferenceSchedulerError, ensure_built
+
+__all__ = ["fidelity"]
+
+
+@click.command()
+@config_option
+@label_option("integration-test")
+@click.option("--name", "name_regex", default=None, metavar="REGEX",
+              help="Only workloads whose '<test case>/<workload>' name matches REGEX.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("schedperf-fidelity"), show_default=True,
+              help="Folder for fidelity.parquet.")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--timeout-per-workload", "timeout", type=click.FloatRange(min=0, min_open=True),
+              default=None, metavar="S", help="Wall-time limit per workload, in seconds.")
+@click.option("--deviations", "deviations_file", type=click.Path(path_type=Path),
+              default=None, help=f"Known-deviations file [default: {DEFAULT_DEVIATIONS.name} "
+                                 "shipped with schedperf].")
+@click.option("--reference-cache", "reference_cache",
+              type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Where the reference binary is cached (default: as `schedperf reference "
+                   "build`).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="The summary: tables, or JSON on stdout.")
+@click.pass_context
+def fidelity(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
+             name_regex: str | None, out_dir: Path, seed: int, timeout: float | None,
+             deviations_file: Path | None, reference_cache: Path | None, fmt: str) -> None:
+    """Compare every scheduling attempt of the selected workloads with kube-scheduler.
+
+    Exit status: 0 agreement (or documented deviations only), 1 an undocumented
+    disagreement, 2 bad input or a workload the check could not follow.
+    """
+    check_name_regex(name_regex)
+    try:
+        deviations = load_deviations(deviations_file)
+    except DeviationsFileError as exc:
+        raise BadInput(str(exc)) from None
+    chosen = select_workloads(load_test_cases(configs), label_filter, name_regex)
+    try:
+        binary = ensure_built(cache=reference_cache)
+    except ReferenceSchedulerError as exc:
+        raise BadInput(str(exc)) from None
+    console = output_console(stderr=fmt != "table")
+    writer = FidelityWriter(out_dir, reference_sha256=binary.sha256)
+    summaries: list[WorkloadSummary] = []
+    for i, (tc, w) in enumerate(chosen, 1):
+        console.print(f"[{i}/{len(chosen)}] {tc.name}/{w.name}", highlight=False)
+        wf = run_lockstep(tc, w, binary.path, seed=seed, timeout=timeout)
+        summary, rows = summarize(wf, deviations)
+        writer.add(rows)
+        summaries.append(summary)
+    if fmt == "json":
+        click.echo(json.dumps([_as_json(s) for s in summaries], indent=2))
+    else:
+        _render(output_console(), summaries, writer.path)
+    failed = any(s.status == "error" for s in summaries)
+    disagreed = any(s.disagreed for s in summaries)
+    ctx.exit(2 if failed else 1 if disagreed else 0)
+
+
+def _as_json(s: WorkloadSummary) -> dict[str, object]:
+    return {"workload": s.name, "status": s.status, "reason": s.reason,
+            "notes": s.notes, "attempts": s.attempts, "agreed": s.agreed,
+            "documented": s.documented,
+            "disagreed": s.disagreed, "deviations": s.deviations_seen,
+            "disagreements": [{"stage": k[0], "plugin": k[1], "field": k[2], "count": n,
+                               "example": ex} for k, (n, ex) in sorted(s.by_plugin.items())]}
+
+
+def _render(console: object, summaries: list[WorkloadSummary], path: Path) -> None:
+    table = Table(title="schedperf fidelity: scheduler_core vs kube-scheduler v1.34")
+    for col in ("workload", "status", "attempts", "agreed", "documented", "disagreed"):
+        table.add_column(col, justify="left" if col in ("workload", "status") else "right")
+    for s in summaries:
+        status = s.status if not s.reason else f"{s.status}: {s.reason}"
+        table.add_row(s.name, status[:160], str(s.attempts), str(s.agreed),
+                      str(s.documented), str(s.disagreed))
+    console.print(table)  # type: ignore[attr-defined]
+    for s in summaries:
+        for note in s.notes:
+            console.print(f"note: {s.name}: {note}", highlight=False)  # type: ignore[attr-defined]
+    worst = Table(title="disagreements (not in the known deviations)")
+    for col in ("workload", "stage", "plugin", "field", "count", "example"):
+        worst.add_column(col)
+    for s in summaries:
+        for (stage, plugin, fld), (n, example) in sorted(s.by_plugin.items()):
+            worst.add_row(s.name, stage, plugin or "—", fld, str(n), example[:200])
+    if worst.row_count:
+        console.print(worst)  # type: ignore[attr-defined]
+    total = sum(s.attempts for s in summaries)
+    agreed = sum(s.agreed for s in summaries)
+    console.print(  # type: ignore[attr-defined]
+        f"{total} attempts compared in {sum(s.status == 'compared' for s in summaries)} "
+        f"workloads: {agreed} agreed, {sum(s.documented for s in summaries)} with documented "
+        f"deviations only, {sum(s.disagreed for s in summaries)} disagreed; "
+        f"{sum(s.status == 'unsupported' for s in summaries)} unsupported, "
+        f"{sum(s.status == 'error' for s in summaries)} failed. Rows: {path}",
+        highlight=False)

@@ -1,0 +1,209 @@
+"""The lockstep: one workload run through scheduler_core, the reference scheduler beside it.
+
+:func:`run_lockstep` runs a workload exactly as ``schedperf run`` does, with two additions:
+a :class:`~workloads.fidelity.mirror.Mirror` sends every change of the core's cluster to a
+reference process (one per workload, configured with the test case's
+KubeSchedulerConfiguration and the workload's feature gates), and a :class:`Lockstep` is the
+scheduler's attempt observer. Before each scheduling attempt it brings the reference up to
+date and has both sides evaluate the pod on the same state (``evaluate`` on the reference,
+``evaluate_core`` on the core); after it, it checks the core's real decision (the node it
+picked, the victims it preempted, its nomination, its message) against the reference's
+evaluation. The core's decision is then mirrored like any other change, so the two never
+drift.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scheduler_core.api.pod import Pod, retain_spec_sources
+from scheduler_core.cycle.result import ScheduleResult
+from scheduler_core.framework.interface import Code, Status
+from scheduler_core.framework.runtime import Framework
+from workloads.config import TestCase, Workload
+from workloads.fidelity.compare import (
+    Decision,
+    Difference,
+    compare_decision,
+    compare_evaluations,
+    compare_profiles,
+)
+from workloads.fidelity.errors import FidelityError
+from workloads.fidelity.mirror import Mirror
+from workloads.reference.client import ReferenceClient
+from workloads.reference.core import evaluate_core
+from workloads.reference.errors import ReferenceRequestError, ReferenceSchedulerError
+from workloads.reference.model import ConfigInfo, Evaluation
+from workloads.result import STATUS_FAILED, STATUS_UNSUPPORTED, WorkloadResult
+from workloads.runner.execution import execute
+from workloads.runner.options import RunOptions
+from workloads.runner.run import Run
+
+__all__ = ["QUEUE_ONLY_GATES", "Attempt", "Lockstep", "WorkloadFidelity", "run_lockstep"]
+
+# Feature gates v1.34 locks to a value, that only decide when pods are retried (the queue), not
+# what one attempt decides: a workload that sets one otherwise still runs on the core as it
+# asks, and the reference, which cannot, judges each attempt the same way.
+QUEUE_ONLY_GATES = {"SchedulerQueueingHints": True}
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One scheduling attempt compared: its number in the workload (from 1), the pod, both
+    sides' outcome (Scheduled, Unschedulable, Error) and what differed."""
+
+    number: int
+    pod: str
+    core_outcome: str
+    reference_outcome: str
+    differences: tuple[Difference, ...]
+
+
+@dataclass
+class WorkloadFidelity:
+    """One workload's lockstep: the run's result, the attempts compared, and the reason it
+    was not compared (``error``: the check failed; ``unsupported``: the reference cannot
+    run it, e.g. an out-of-tree plugin)."""
+
+    name: str
+    result: WorkloadResult | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+    profile_differences: list[Difference] = field(default_factory=list)
+    error: str = ""
+    unsupported: str = ""
+    notes: list[str] = field(default_factory=list)
+    kubernetes: str = ""
+    reference_requests: int = 0
+
+
+class Lockstep:
+    """The scheduler's attempt observer (see the module docstring)."""
+
+    def __init__(self, client: ReferenceClient, run: Run, config: ConfigInfo) -> None:
+        self.client = client
+        self.scheduler = run.scheduler
+        self.mirror = Mirror(client, run.cluster, self._nominated_pods)
+        self.attempts: list[Attempt] = []
+        # per profile: the plugins both sides run at each extension point
+        self.shared: dict[str, dict[str, frozenset[str]]] = {}
+        self.profile_differences: list[Difference] = []
+        theirs = {p.scheduler_name: p for p in config.profiles}
+        for name, fwk in self.scheduler.profiles.items():
+            points = {point: [p.name for p in plugins] for point, plugins in fwk.points.items()
+                      if plugins}
+            ref = theirs.get(name)
+            if ref is None:
+                self.profile_differences.append(Difference(
+                    "Profile", name, "", "schedulerName", name, "(no such profile)"))
+                continue
+            self.profile_differences.extend(compare_profiles(points, dict(fwk.weights), ref))
+            self.shared[name] = {point: frozenset(names) & frozenset(ref.plugins.get(point, ()))
+                                 for point, names in points.items()}
+        self._ref: Evaluation | None = None
+        self._diffs: list[Difference] = []
+        self._core_outcome = ""
+        self._nominated_before = ""
+
+    def _nominated_pods(self) -> dict[str, Pod]:
+        q = self.scheduler.queue
+        return {p.key: p for node in q.nominated_node_names()
+                for p in q.nominated_pods_for_node(node)}
+
+    def before_attempt(self, pod: Pod, fwk: Framework) -> None:
+        try:
+            due = self.mirror.requests_due()
+            due.append(("evaluate", {"namespace": pod.namespace, "name": pod.name}))
+            ref = Evaluation.parse(self.client.pipeline(due)[-1])
+        except ReferenceSchedulerError as exc:
+            raise FidelityError(f"attempt {len(self.attempts) + 1} (pod {pod.key}): the "
+                                f"reference could not follow: {exc}") from None
+        core = evaluate_core(self.scheduler, pod.namespace, pod.name)
+        self._ref = ref
+        self._core_outcome = core.outcome
+        self._diffs = compare_evaluations(core, ref, self.shared.get(fwk.profile_name))
+        self._nominated_before = pod.nominated_node_name
+        self.mirror.deleted_pods.clear()
+
+    def after_attempt(self, pod: Pod, fwk: Framework, result: ScheduleResult,
+                      status: Status | None) -> None:
+        ref = self._ref
+        assert ref is not None
+        self._ref = None
+        placed = status is None or status.code == Code.WAIT
+        node = result.suggested_host if placed else ""
+        filtered = 0 if ref.filter is None else len(ref.filter.feasible) + len(
+            ref.filter.rejected)
+        fast_path = bool(self._nominated_before) and node == self._nominated_before and \
+            result.evaluated_nodes == 1
+        ran_post_filter = (not placed and status is not None and status.is_rejected
+                           and result.diagnosis is not None and bool(fwk.post_filter_plugins)
+                           and ref.outcome == "Unschedulable")
+        decision = Decision(
+            node=node,
+            examined_all=not fast_path and result.evaluated_nodes >= filtered,
+            message="" if placed else self.scheduler.failures.get(pod.key, ""),
+            post_filter_ran=ran_post_filter,
+            nominated=pod.nominated_node_name,
+            victims=tuple(sorted(p.key for p in self.mirror.deleted_pods)))
+        diffs = self._diffs + compare_decision(decision, ref)
+        core_outcome = "Scheduled" if placed else (
+            "Unschedulable" if status is not None and status.is_rejected else "Error")
+        self.attempts.append(Attempt(len(self.attempts) + 1, pod.key, core_outcome,
+                                     ref.outcome, tuple(diffs)))
+
+
+def _reference_config(tc: TestCase) -> str:
+    path = tc.scheduler_config_path
+    return Path(path).read_text(encoding="utf-8") if path is not None else ""
+
+
+def run_lockstep(tc: TestCase, workload: Workload, binary: Path, *, seed: int = 0,
+                 timeout: float | None = None) -> WorkloadFidelity:
+    """Run one workload in lockstep with a reference process started from ``binary``."""
+    name = f"{tc.name}/{workload.name}"
+    out = WorkloadFidelity(name)
+    try:
+        client = ReferenceClient(binary)
+    except ReferenceSchedulerError as exc:
+        out.error = f"the reference did not start: {exc}"
+        return out
+    with client:
+        out.kubernetes = client.version.kubernetes
+        gates = dict(workload.feature_gates)
+        for gate in QUEUE_ONLY_GATES:
+            if gate in gates and gates[gate] != QUEUE_ONLY_GATES[gate]:
+                del gates[gate]
+                out.notes.append(
+                    f"{gate}={str(workload.feature_gates[gate]).lower()}: v1.34 locks it to "
+                    f"{str(QUEUE_ONLY_GATES[gate]).lower()}; the reference runs with that "
+                    "(it changes only when pods are retried, and every attempt is compared "
+                    "on the state it ran in)")
+        try:
+            config = client.config(_reference_config(tc), feature_gates=gates or None)
+        except ReferenceRequestError as exc:
+            out.unsupported = f"the reference refused the scheduler configuration: {exc}"
+            return out
+        holder: dict[str, Lockstep] = {}
+
+        def attach(run: Run) -> None:
+            holder["lockstep"] = lock = Lockstep(client, run, config)
+            run.scheduler.observer = lock
+
+        previous = retain_spec_sources(True)
+        try:
+            result, _ = execute(tc, workload, RunOptions(
+                seed=seed, timeout=timeout, at_start=attach, wall_clock_metrics=False))
+        finally:
+            retain_spec_sources(previous)
+        out.result = result
+        lock = holder.get("lockstep")
+        if lock is not None:
+            out.attempts = lock.attempts
+            out.profile_differences = lock.profile_differences
+            out.reference_requests = lock.mirror.requests + len(lock.attempts)
+        if result.status == STATUS_UNSUPPORTED:
+            out.unsupported = result.reason or "unsupported"
+        elif result.status == STATUS_FAILED:
+            out.error = result.reason or "the workload failed"
+    return out
