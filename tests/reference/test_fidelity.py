@@ -13,7 +13,7 @@ import polars as pl
 from click.testing import CliRunner
 
 from bench.cli.main import cli
-from scheduler_core.plugins.balanced_allocation import BalancedAllocation
+from scheduler_core.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from scheduler_core.plugins.node_affinity import NodeAffinity
 from tests.shared import UPSTREAM_DIR, require_shared
 from workloads.fidelity.results import FIDELITY_FILE
@@ -46,12 +46,12 @@ def test_small_catalog_workloads_agree_attempt_by_attempt(reference_binary, tmp_
 
 def test_an_off_by_one_score_is_caught_and_the_plugin_named(reference_binary, tmp_path,
                                                              monkeypatch):
-    real = BalancedAllocation.score
+    real = NodeResourcesBalancedAllocation.score
 
     def off_by_one(self, state, pod, table, idx):
         return np.asarray(real(self, state, pod, table, idx)) + 1
 
-    monkeypatch.setattr(BalancedAllocation, "score", off_by_one)
+    monkeypatch.setattr(NodeResourcesBalancedAllocation, "score", off_by_one)
     result, out = fidelity(reference_binary, tmp_path, "--label", "", "--name",
                            "SchedulingWithPluginArgs/24Nodes$")
     assert result.exit_code == 1, result.output

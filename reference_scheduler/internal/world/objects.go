@@ -19,10 +19,12 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install" // defaulting functions of apps/v1
+	api "k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install" // defaulting functions of core/v1
 	"k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"     // defaulting functions of policy/v1
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install" // defaulting functions of scheduling/v1
+	podregistry "k8s.io/kubernetes/pkg/registry/core/pod"
 
 	"github.com/schedperf/reference_scheduler/internal/protocol"
 )
@@ -172,12 +174,36 @@ func (w *World) admitPod(pod *v1.Pod, old runtime.Object, now metav1.Time) *prot
 		if pod.Status.StartTime == nil {
 			pod.Status.StartTime = oldPod.Status.StartTime
 		}
-	} else if err := w.resolvePriority(pod); err != nil {
-		return err
+	} else {
+		if err := w.prepareForCreate(pod); err != nil {
+			return err
+		}
+		if err := w.resolvePriority(pod); err != nil {
+			return err
+		}
 	}
 	if pod.Spec.NodeName != "" && pod.Status.StartTime == nil {
 		pod.Status.StartTime = &now
 	}
+	return nil
+}
+
+// prepareForCreate applies to a new pod's spec what the API server's pod strategy does on
+// create (PrepareForCreate): among others, matchLabelKeys / mismatchLabelKeys merged into the
+// label selectors of pod (anti-)affinity terms and topology spread constraints, and fields of
+// disabled features dropped. The status is left as given (the mirror sends the one the core
+// holds).
+func (w *World) prepareForCreate(pod *v1.Pod) *protocol.Error {
+	internal := &api.Pod{}
+	if err := legacyscheme.Scheme.Convert(pod, internal, nil); err != nil {
+		return protocol.NewError(protocol.ErrInternal, fmt.Sprintf("pod %s: %v", key(pod.Namespace, pod.Name), err))
+	}
+	podregistry.Strategy.PrepareForCreate(w.ctx, internal)
+	out := &v1.Pod{}
+	if err := legacyscheme.Scheme.Convert(internal, out, nil); err != nil {
+		return protocol.NewError(protocol.ErrInternal, fmt.Sprintf("pod %s: %v", key(pod.Namespace, pod.Name), err))
+	}
+	pod.Spec = out.Spec
 	return nil
 }
 
