@@ -6,7 +6,7 @@ real Kubernetes keys that the core does not model are collected as warnings.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from scheduler_core.api.quantity import Quantity, parse_quantity
@@ -18,17 +18,34 @@ __all__ = ["Fields", "object_key"]
 class Fields:
     """A mapping at ``path`` inside an object's manifest."""
 
-    __slots__ = ("_data", "obj", "path", "warnings")
+    __slots__ = ("_data", "_replaced", "obj", "path", "warnings")
 
-    def __init__(self, data: Any, path: str, obj: str, warnings: list[str] | None = None) -> None:
+    def __init__(self, data: Any, path: str, obj: str, warnings: list[str] | None = None,
+                 replaced: Callable[[dict[str, Any]], None] | None = None) -> None:
         if data is None:
             data = {}
         if not isinstance(data, dict):
             raise ManifestError(f"expected a mapping, got {_kind(data)}", field=path, obj=obj)
         self._data: dict[str, Any] = data
+        # told of a renamed copy of this mapping, to put it in a copy of its parent: ``data``
+        # of the root then holds the manifest with every key as read, the input untouched
+        self._replaced = replaced
         self.path = path
         self.obj = obj
         self.warnings = warnings if warnings is not None else []
+
+    def _replace(self, data: dict[str, Any]) -> None:
+        self._data = data
+        if self._replaced is not None:
+            self._replaced(data)
+
+    def _replace_key(self, key: str, value: Any) -> None:
+        self._replace({**self._data, key: value})
+
+    def _replace_item(self, key: str, index: int, value: Any) -> None:
+        items = list(self._data[key])
+        items[index] = value
+        self._replace_key(key, items)
 
     # -- structure -------------------------------------------------------------------------
     def field(self, key: str) -> str:
@@ -49,7 +66,8 @@ class Fields:
             canonical_key = folded.get(key.lower()) if isinstance(key, str) else None
             if canonical_key is not None and canonical_key not in self._data:
                 # Go's JSON decoding (used by Kubernetes clients) matches names case-insensitively
-                self._data = {canonical_key if k == key else k: v for k, v in self._data.items()}
+                self._replace({canonical_key if k == key else k: v
+                               for k, v in self._data.items()})
                 self.warnings.append(f"{self.obj}: {self.field(key)}: read as {canonical_key}")
                 if canonical_key in modelled_set:
                     continue
@@ -72,14 +90,15 @@ class Fields:
         return self._data.get(key)
 
     def sub(self, key: str) -> Fields:
-        return Fields(self._data.get(key), self.field(key), self.obj, self.warnings)
+        return Fields(self._data.get(key), self.field(key), self.obj, self.warnings,
+                      lambda d: self._replace_key(key, d))
 
     def items(self, key: str) -> Iterator[tuple[str, Fields]]:
         """Each element of a list of mappings, with its indexed path."""
         for i, item in enumerate(self.list(key)):
             yield f"{self.field(key)}[{i}]", Fields(
-                item, f"{self.field(key)}[{i}]", self.obj, self.warnings
-            )
+                item, f"{self.field(key)}[{i}]", self.obj, self.warnings,
+                lambda d, i=i: self._replace_item(key, i, d))
 
     # -- scalars ---------------------------------------------------------------------------
     def str(self, key: str, default: str = "", *, required: bool = False) -> str:

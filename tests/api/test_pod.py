@@ -380,3 +380,31 @@ def test_case_folded_field_value_is_used() -> None:
 def test_clone_keeps_warnings() -> None:
     p = _warning_pod({"spec": {"restartPolicy": "Never"}})
     assert p.clone("other").warnings == p.warnings
+
+
+def test_a_kept_spec_source_holds_every_key_as_read_and_the_input_is_untouched():
+    """Under retain_spec_sources(True) the spec the core parsed is kept with the names it read
+    (Go's case-insensitive matching), nested ones included, for the fidelity check to send
+    on; the caller's manifest is left as it was."""
+    import copy
+
+    from scheduler_core.api.pod import retain_spec_sources
+
+    data = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"Containers": [{"name": "c", "image": "i"}],
+                     "topologySpreadConstraints": [
+                         {"maxSkew": 1, "topologyKey": "zone",
+                          "whenUnsatisfiable": "DoNotSchedule",
+                          "NodeAffinityPolicy": "Honor"}]}}
+    before = copy.deepcopy(data)
+    previous = retain_spec_sources(True)
+    try:
+        pod = Pod.from_manifest(data)
+    finally:
+        retain_spec_sources(previous)
+    assert data == before
+    source = pod.spec.source
+    assert source is not None and "containers" in source and "Containers" not in source
+    assert source["topologySpreadConstraints"][0]["nodeAffinityPolicy"] == "Honor"
+    assert "NodeAffinityPolicy" not in source["topologySpreadConstraints"][0]
+    assert Pod.from_manifest(data).spec.source is None  # off by default
