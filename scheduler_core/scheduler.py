@@ -33,6 +33,7 @@ from scheduler_core.framework.interface import (
     ClusterEvent,
     Code,
     CycleState,
+    FilterError,
     Handle,
     PostFilterResult,
     Status,
@@ -434,7 +435,10 @@ class Scheduler(SchedulePod):
         fit_error = FitError(pod.key, diagnosis)
         nomination = None
         if fwk.post_filter_plugins:
-            nomination, pf_status = fwk.run_post_filter(state, pod, diagnosis)
+            try:
+                nomination, pf_status = fwk.run_post_filter(state, pod, diagnosis)
+            except FilterError as exc:  # the preemption dry run reached a failing Filter
+                return ScheduleResult(status=exc.status, diagnosis=diagnosis)
             if nomination is None:
                 # a nil PostFilterResult is kube's ModeNoop: the pod keeps its nomination
                 nomination = PostFilterResult(pod.nominated_node_name)

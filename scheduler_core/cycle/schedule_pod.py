@@ -27,7 +27,7 @@ from scheduler_core.cycle.diagnose import NominatedRejections, diagnose
 from scheduler_core.cycle.nominated import NominatedPass
 from scheduler_core.cycle.result import CycleRecord, FeasibleNodes, ScheduleResult
 from scheduler_core.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
-from scheduler_core.framework.interface import CycleState, Status
+from scheduler_core.framework.interface import CycleState, FilterError, Status
 from scheduler_core.framework.runtime import ScoreBreakdown
 
 if TYPE_CHECKING:
@@ -112,17 +112,20 @@ class SchedulePod(NominatedPass):
                 return np.zeros(0, dtype=np.int64), diagnosis, 0, status
             diagnosis.reject_everywhere(status)
             return np.zeros(0, dtype=np.int64), diagnosis, 0, None
-        if pod.nominated_node_name:
-            slot = table.slot_of.get(pod.nominated_node_name)
-            if slot is not None and self.filter_one_node(fwk, state, pod, slot) is None:
-                return np.asarray([slot], dtype=np.int64), diagnosis, 1, None
-        if pre_res is not None and pre_res.node_names is not None:
-            candidates, identity = slots_in_list_order(table, pre_res.node_names), False
-            diagnosis.narrow(narrowing)
-        else:
-            candidates, identity = table.order(), table.order_is_identity
-        feasible, evaluated = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis,
-                                                                 candidates, identity, record)
+        try:
+            if pod.nominated_node_name:
+                slot = table.slot_of.get(pod.nominated_node_name)
+                if slot is not None and self.filter_one_node(fwk, state, pod, slot) is None:
+                    return np.asarray([slot], dtype=np.int64), diagnosis, 1, None
+            if pre_res is not None and pre_res.node_names is not None:
+                candidates, identity = slots_in_list_order(table, pre_res.node_names), False
+                diagnosis.narrow(narrowing)
+            else:
+                candidates, identity = table.order(), table.order_is_identity
+            feasible, evaluated = self._find_nodes_that_pass_filters(
+                fwk, state, pod, diagnosis, candidates, identity, record)
+        except FilterError as exc:  # a Filter plugin failed: the cycle ends with its error
+            return np.zeros(0, dtype=np.int64), diagnosis, 0, exc.status
         return feasible, diagnosis, evaluated, None
 
     def _find_nodes_that_pass_filters(

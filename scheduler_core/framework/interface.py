@@ -40,6 +40,7 @@ __all__ = [
     "Code",
     "CycleState",
     "EnqueueExtensions",
+    "FilterError",
     "FilterPlugin",
     "Handle",
     "Plugin",
@@ -137,6 +138,21 @@ class Status:
 
 
 SKIP = Status(Code.SKIP)
+
+
+class FilterError(Exception):
+    """A Filter plugin failed with an error on a node the search reached (kube's Filter
+    returning an Error status, which ends the scheduling cycle with that error). Carries the
+    ``status`` and, for the nodes of the ``run_filter`` call that raised it, the pass ``mask``
+    and ``first_fail`` computed up to then and the index of the failing plugin ``index``:
+    every node that passed the plugins before it reached it."""
+
+    def __init__(self, status: Status, index: int, mask: Any, first_fail: Any) -> None:
+        super().__init__(status.message)
+        self.status = status
+        self.index = index
+        self.mask = mask
+        self.first_fail = first_fail
 
 
 class CycleState:

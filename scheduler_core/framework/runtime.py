@@ -20,6 +20,7 @@ from scheduler_core.framework.interface import (
     ClusterEventWithHint,
     Code,
     CycleState,
+    FilterError,
     PostFilterResult,
     PreFilterResult,
     Status,
@@ -100,6 +101,14 @@ class Framework:
         # every other plugin's final scores are range-checked as upstream does
         self._range_checks = [not getattr(p, "score_in_range", False) for p in self.score_plugins]
         self._add_pod_ext = [p for p in self.pre_filter_plugins if hasattr(p, "add_pod")]
+        # the first Filter plugin that needs its PreFilter's state and has no PreFilter in this
+        # profile: (its index, the error every node reaching it gets), else None
+        pre = {p.name for p in self.pre_filter_plugins}
+        self._stateless_filter: tuple[int, Status] | None = next(
+            ((i, Status(Code.ERROR, (f'running "{p.name}" filter plugin: '
+                                     f"{p.filter_needs_pre_filter}",), p.name))
+             for i, p in enumerate(self.filter_plugins)
+             if getattr(p, "filter_needs_pre_filter", None) and p.name not in pre), None)
 
     # ------------------------------------------------------------------ introspection
     @property
@@ -239,7 +248,24 @@ class Framework:
         if rec:
             self.recorder.extension_point("Filter", "Success", self.profile_name,
                                           perf_counter() - t0)
+        if self._stateless_filter is not None:
+            self._fail_where_reached(mask, first_fail, n)
         return mask, first_fail
+
+    def _fail_where_reached(self, mask: np.ndarray | None, first_fail: np.ndarray | None,
+                            n: int) -> None:
+        """FilterError when a node passed every Filter plugin before the one that needs its
+        missing PreFilter state (so upstream's Filter reached it, and failed)."""
+        assert self._stateless_filter is not None
+        index, status = self._stateless_filter
+        if not n:
+            return
+        if mask is None or first_fail is None:
+            reached = True
+        else:
+            reached = bool(((first_fail < 0) | (first_fail >= index)).any())
+        if reached:
+            raise FilterError(status, index, mask, first_fail)
 
     @staticmethod
     def _first_fail(first: tuple[int, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:

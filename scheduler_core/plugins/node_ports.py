@@ -47,6 +47,10 @@ def _conflict(wanted: HostPort, used: HostPort) -> bool:
 
 class NodePorts(FilterBase):
     name: ClassVar[str] = NAME
+    # upstream's Filter reads what its PreFilter stored: a profile that runs the Filter without
+    # the PreFilter fails with this error (docs/fidelity.md, "Filter without its PreFilter")
+    filter_needs_pre_filter: ClassVar[str] = (
+        "reading \"PreFilterNodePorts\" from cycleState: not found")
     failure: ClassVar[Status] = Status.unschedulable(ERR_REASON, plugin=NAME)
     # its Filter reads only the node's own columns, its pods only through the accounting
     # columns (plugins.node_local)

@@ -208,6 +208,10 @@ def _failing(table: NodeTable, name: str, q: int, idx: Any) -> np.ndarray:
 # --------------------------------------------------------------------------- plugin
 class NodeResourcesFit:
     name: ClassVar[str] = NAME
+    # upstream's Filter reads what its PreFilter stored: a profile that runs the Filter without
+    # the PreFilter fails with this error (docs/fidelity.md, "Filter without its PreFilter")
+    filter_needs_pre_filter: ClassVar[str] = (
+        "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found")
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
     # its Filter reads only the node's own columns, its pods only through the accounting
     # columns (plugins.node_local)

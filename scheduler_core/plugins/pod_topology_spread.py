@@ -210,6 +210,10 @@ def _go_round(x: np.ndarray) -> np.ndarray:
 
 class PodTopologySpread:
     name: ClassVar[str] = NAME
+    # upstream's Filter reads what its PreFilter stored: a profile that runs the Filter without
+    # the PreFilter fails with this error (docs/fidelity.md, "Filter without its PreFilter")
+    filter_needs_pre_filter: ClassVar[str] = (
+        "reading \"PreFilterPodTopologySpread\" from cycleState: not found")
     score_in_range: ClassVar[bool] = True
 
     def __init__(self, args: dict | None = None, handle: Handle | None = None, *,

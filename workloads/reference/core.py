@@ -29,7 +29,7 @@ from scheduler_core.cycle.diagnose import NominatedRejections
 from scheduler_core.cycle.schedule_pod import slots_in_list_order
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks, parse_config
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
-from scheduler_core.framework.interface import CycleState
+from scheduler_core.framework.interface import CycleState, FilterError
 from scheduler_core.framework.interface import Status as CoreStatus
 from scheduler_core.queue.clock import FakeClock
 from scheduler_core.scheduler import Scheduler
@@ -97,7 +97,11 @@ def evaluate_core(sched: Scheduler, namespace: str, name: str, *,
     if narrowed is not None:
         candidates = slots_in_list_order(table, narrowed)
         diagnosis.narrow(narrowing)
-    flt, feasible = _filter(sched, fwk, state, pod, table, candidates, diagnosis)
+    try:
+        flt, feasible = _filter(sched, fwk, state, pod, table, candidates, diagnosis)
+    except _FilterFailed as failed:
+        return Evaluation(**base, filter=failed.filter, score=None, post_filter=None,
+                          outcome="Error", message=failed.status.message)
     if not len(feasible):
         return _unschedulable(sched, fwk, state, pod, diagnosis, base, flt, post_filter)
     return Evaluation(**base, filter=flt, score=_score(fwk, state, pod, table, feasible),
@@ -134,7 +138,10 @@ def _filter(sched: Scheduler, fwk: Any, state: CycleState, pod: Pod, table: Any,
     pods of equal or higher priority pass only if they also pass with those pods added), as
     the scheduler's search and the reference's RunFilterPluginsWithNominatedPods do."""
     n = len(slots)
-    mask, first_fail = fwk.run_filter(state, pod, table, slots, n) if n else (None, None)
+    try:
+        mask, first_fail = fwk.run_filter(state, pod, table, slots, n) if n else (None, None)
+    except FilterError as exc:
+        return _filter_error(fwk, state, pod, table, slots, exc)
     pass1 = None
     if n and sched.queue.has_nominated_pods():
         pass1 = NominatedRejections()
@@ -156,6 +163,32 @@ def _filter(sched: Scheduler, fwk: Any, state: CycleState, pod: Pod, table: Any,
                 for name, i in zip(table.names_of(slots[failed]), index, strict=True)}
     feasible = slots[mask]
     return Filter(tuple(table.names_of(feasible)), rejected), feasible
+
+
+class _FilterFailed(Exception):
+    """The evaluation's Filter step ended in a plugin's error (``evaluation``: what to
+    report)."""
+
+    def __init__(self, flt: Filter, status: CoreStatus) -> None:
+        super().__init__(status.message)
+        self.filter = flt
+        self.status = status
+
+
+def _filter_error(fwk: Any, state: CycleState, pod: Pod, table: Any, slots: np.ndarray,
+                  exc: FilterError) -> tuple[Filter, np.ndarray]:
+    """Every node that reached the failing Filter plugin gets its error (as the reference's
+    Filter on every node reports), the others the status of the plugin that rejected them."""
+    n = len(slots)
+    first_fail = exc.first_fail if exc.first_fail is not None else np.full(n, -1)
+    reached = (first_fail < 0) | (first_fail >= exc.index)
+    rejected = dict.fromkeys(table.names_of(slots[reached]), _status(exc.status))
+    early = np.flatnonzero(~reached)
+    if len(early):
+        index, statuses = fwk.explain_filter(state, pod, table, slots[early], first_fail[early])
+        for name, i in zip(table.names_of(slots[early]), index, strict=True):
+            rejected[name] = _status(statuses[int(i)])
+    raise _FilterFailed(Filter((), rejected), exc.status)
 
 
 def _score(fwk: Any, state: CycleState, pod: Pod, table: Any, feasible: np.ndarray) -> Score:
