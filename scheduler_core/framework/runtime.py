@@ -109,6 +109,13 @@ class Framework:
                                      f"{p.filter_needs_pre_filter}",), p.name))
              for i, p in enumerate(self.filter_plugins)
              if getattr(p, "filter_needs_pre_filter", None) and p.name not in pre), None)
+        # the same for Score plugins that need their PreScore's state: (name, error) each
+        pre_score = {p.name for p in self.pre_score_plugins}
+        self._stateless_scores = [
+            (p.name, Status(Code.ERROR, (f'running Score plugins: plugin "{p.name}" failed '
+                                         f"with: {p.score_needs_pre_score}",)))
+            for p in self.score_plugins
+            if getattr(p, "score_needs_pre_score", None) and p.name not in pre_score]
 
     # ------------------------------------------------------------------ introspection
     @property
@@ -369,6 +376,9 @@ class Framework:
         prec = rec and state.record_plugin_metrics
         total: np.ndarray | None = None  # the first scored plugin's weighted scores start it
         skip = state.skip_score
+        for name, error in self._stateless_scores:
+            if n and not (skip and name in skip):
+                return np.zeros(0, dtype=np.int64), error
         for p, weight, norm, check in zip(self.score_plugins, self._score_weights,
                                           self._normalizers, self._range_checks, strict=True):
             if skip and p.name in skip:

@@ -214,6 +214,9 @@ class PodTopologySpread:
     # the PreFilter fails with this error (docs/fidelity.md, "Filter without its PreFilter")
     filter_needs_pre_filter: ClassVar[str] = (
         "reading \"PreFilterPodTopologySpread\" from cycleState: not found")
+    # and its Score what its PreScore stored (docs/fidelity.md, "Filter without its PreFilter")
+    score_needs_pre_score: ClassVar[str] = (
+        "error reading \"PreScorePodTopologySpread\" from cycleState: not found")
     score_in_range: ClassVar[bool] = True
 
     def __init__(self, args: dict | None = None, handle: Handle | None = None, *,

@@ -72,6 +72,10 @@ def _intolerable_counts(table: NodeTable, tolerations: tuple[Toleration, ...]) -
 
 class TaintToleration:
     name: ClassVar[str] = NAME
+    # upstream's Score reads what its PreScore stored: a profile that runs the Score without
+    # the PreScore fails with this error (docs/fidelity.md, "Filter without its PreFilter")
+    score_needs_pre_score: ClassVar[str] = (
+        "failed to read \"PreScoreTaintToleration\" from cycleState: not found")
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
     # its Filter reads only the node's own columns, never the pods on it (plugins.node_local)
     node_local: ClassVar[bool] = True

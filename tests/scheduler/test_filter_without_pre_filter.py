@@ -61,6 +61,22 @@ def test_a_node_rejected_before_the_plugin_keeps_its_own_status():
 
 
 def test_when_every_node_is_rejected_before_it_there_is_no_error():
-    cluster, sched = load_core([_node("a", taint=True), POD], _config(pre_filter=False))
+    _, sched = load_core([_node("a", taint=True), POD], _config(pre_filter=False))
     sched.run_until_idle(max_attempts=1)
     assert "untolerated taint" in sched.failures["default/p"]
+
+
+def test_a_score_plugin_without_its_pre_score_ends_the_cycle_in_its_error():
+    """TaintToleration's Score reads its PreScore's state: enabled at Score only, scoring
+    two feasible nodes fails with upstream's error (one feasible node is never scored)."""
+    config = _config(pre_filter=True)
+    config["profiles"][0]["plugins"]["preScore"] = {"disabled": [{"name": "*"}]}
+    config["profiles"][0]["plugins"]["score"] = {
+        "disabled": [{"name": "*"}], "enabled": [{"name": "TaintToleration", "weight": 1}]}
+    cluster, sched = load_core([_node("a"), _node("b"), POD], config)
+    sched.run_until_idle(max_attempts=1)
+    assert not cluster.get_pod("default", "p").node_name
+    assert sched.failures["default/p"] == (
+        'running Score plugins: plugin "TaintToleration" failed with: failed to read '
+        '"PreScoreTaintToleration" from cycleState: not found')
+    assert evaluate_core(sched, "default", "p").outcome == "Error"

@@ -104,8 +104,12 @@ def evaluate_core(sched: Scheduler, namespace: str, name: str, *,
                           outcome="Error", message=failed.status.message)
     if not len(feasible):
         return _unschedulable(sched, fwk, state, pod, diagnosis, base, flt, post_filter)
-    return Evaluation(**base, filter=flt, score=_score(fwk, state, pod, table, feasible),
-                      post_filter=None, outcome="Scheduled", message="")
+    score = _score(fwk, state, pod, table, feasible)
+    if score.status.code == "Error":  # a PreScore or Score plugin failed: the cycle's error
+        return Evaluation(**base, filter=flt, score=score, post_filter=None, outcome="Error",
+                          message="; ".join(score.status.reasons))
+    return Evaluation(**base, filter=flt, score=score, post_filter=None, outcome="Scheduled",
+                      message="")
 
 
 def _probe_pre_filter(fwk: Any, pod: Pod, table: Any) -> tuple[PluginPreFilter, ...]:
@@ -210,6 +214,8 @@ def _score(fwk: Any, state: CycleState, pod: Pod, table: Any, feasible: np.ndarr
         return Score(tuple(pre_score), _status(status), skipped, (), {}, frozenset(), n > 1)
     breakdown: list[Any] = []
     total, status = fwk.run_score(state, pod, table, feasible, n, breakdown=breakdown)
+    if status is not None:
+        return Score(tuple(pre_score), _status(status), skipped, (), {}, frozenset(), n > 1)
     plugins = tuple(PluginScores(b.plugin, int(b.weight),
                                  {nm: int(v) for nm, v in zip(names, b.normalized, strict=True)})
                     for b in breakdown)

@@ -204,7 +204,7 @@ func (c *cycle) filter(state fwk.CycleState, nodes []fwk.NodeInfo, diagnosis *fr
 // score runs PreScore and Score on the feasible nodes and finds the best total.
 func (c *cycle) score(state fwk.CycleState, feasible []fwk.NodeInfo) {
 	out := &protocol.Score{PreScore: []protocol.Status{}, Skipped: []string{}, Plugins: []protocol.PluginScores{},
-		Totals: map[string]int64{}, ScoredByScheduler: len(feasible) > 1}
+		Totals: map[string]int64{}, Best: []string{}, ScoredByScheduler: len(feasible) > 1}
 	c.out.Score = out
 	c.out.Outcome = "Scheduled"
 	if !c.fw.HasScorePlugins() { // all nodes score 1, as prioritizeNodes says
