@@ -75,13 +75,18 @@ class WorkloadFidelity:
     notes: list[str] = field(default_factory=list)
     kubernetes: str = ""
     reference_requests: int = 0
+    attempts_run: int = 0  # every attempt of the run, compared or not
 
 
 class Lockstep:
     """The scheduler's attempt observer (see the module docstring)."""
 
-    def __init__(self, client: ReferenceClient, run: Run, config: ConfigInfo) -> None:
+    def __init__(self, client: ReferenceClient, run: Run, config: ConfigInfo, *,
+                 every: int = 1) -> None:
         self.client = client
+        self.every = every  # compare every ``every``-th attempt (the others are only mirrored)
+        self.seen = 0  # attempts so far, compared or not
+        self._compare = False
         self.scheduler = run.scheduler
         self.mirror = Mirror(client, run.cluster, self._nominated_pods)
         self.attempts: list[Attempt] = []
@@ -111,22 +116,28 @@ class Lockstep:
                 for p in q.nominated_pods_for_node(node)}
 
     def before_attempt(self, pod: Pod, fwk: Framework) -> None:
+        self.seen += 1
+        self._compare = (self.seen - 1) % self.every == 0
+        self.mirror.deleted_pods.clear()
+        if not self._compare:
+            return
         try:
             due = self.mirror.requests_due()
             due.append(("evaluate", {"namespace": pod.namespace, "name": pod.name}))
             ref = Evaluation.parse(self.client.pipeline(due)[-1])
         except ReferenceSchedulerError as exc:
-            raise FidelityError(f"attempt {len(self.attempts) + 1} (pod {pod.key}): the "
+            raise FidelityError(f"attempt {self.seen} (pod {pod.key}): the "
                                 f"reference could not follow: {exc}") from None
         core = evaluate_core(self.scheduler, pod.namespace, pod.name)
         self._ref = ref
         self._core_outcome = core.outcome
         self._diffs = compare_evaluations(core, ref, self.shared.get(fwk.profile_name))
         self._nominated_before = pod.nominated_node_name
-        self.mirror.deleted_pods.clear()
 
     def after_attempt(self, pod: Pod, fwk: Framework, result: ScheduleResult,
                       status: Status | None) -> None:
+        if not self._compare:
+            return
         ref = self._ref
         assert ref is not None
         self._ref = None
@@ -149,8 +160,8 @@ class Lockstep:
         diffs = self._diffs + compare_decision(decision, ref)
         core_outcome = "Scheduled" if placed else (
             "Unschedulable" if status is not None and status.is_rejected else "Error")
-        self.attempts.append(Attempt(len(self.attempts) + 1, pod.key, core_outcome,
-                                     ref.outcome, tuple(diffs)))
+        self.attempts.append(Attempt(self.seen, pod.key, core_outcome, ref.outcome,
+                                     tuple(diffs)))
 
 
 def _reference_config(tc: TestCase) -> str:
@@ -159,7 +170,7 @@ def _reference_config(tc: TestCase) -> str:
 
 
 def run_lockstep(tc: TestCase, workload: Workload, binary: Path, *, seed: int = 0,
-                 timeout: float | None = None) -> WorkloadFidelity:
+                 timeout: float | None = None, every: int = 1) -> WorkloadFidelity:
     """Run one workload in lockstep with a reference process started from ``binary``."""
     name = f"{tc.name}/{workload.name}"
     out = WorkloadFidelity(name)
@@ -187,7 +198,7 @@ def run_lockstep(tc: TestCase, workload: Workload, binary: Path, *, seed: int = 
         holder: dict[str, Lockstep] = {}
 
         def attach(run: Run) -> None:
-            holder["lockstep"] = lock = Lockstep(client, run, config)
+            holder["lockstep"] = lock = Lockstep(client, run, config, every=every)
             run.scheduler.observer = lock
 
         previous = retain_spec_sources(True)
@@ -201,6 +212,7 @@ def run_lockstep(tc: TestCase, workload: Workload, binary: Path, *, seed: int = 
         if lock is not None:
             out.attempts = lock.attempts
             out.profile_differences = lock.profile_differences
+            out.attempts_run = lock.seen
             out.reference_requests = lock.mirror.requests + len(lock.attempts)
         if result.status == STATUS_UNSUPPORTED:
             out.unsupported = result.reason or "unsupported"

@@ -58,6 +58,7 @@ class WorkloadSummary:
     status: str  # compared, unsupported, error
     reason: str = ""
     notes: list[str] = field(default_factory=list)
+    attempts_run: int = 0
     attempts: int = 0
     agreed: int = 0
     documented: int = 0
@@ -75,7 +76,8 @@ def summarize(wf: WorkloadFidelity, deviations: Sequence[Deviation]
               ) -> tuple[WorkloadSummary, list[dict[str, Any]]]:
     """The workload's summary and its rows (without the binary's columns)."""
     status = "error" if wf.error else "unsupported" if wf.unsupported else "compared"
-    s = WorkloadSummary(wf.name, status, wf.error or wf.unsupported, list(wf.notes))
+    s = WorkloadSummary(wf.name, status, wf.error or wf.unsupported, list(wf.notes),
+                        wf.attempts_run)
     rows: list[dict[str, Any]] = []
 
     def note(d: Difference, pod: str, attempt: int, kind: str) -> bool:
