@@ -58,8 +58,10 @@ __all__ = ["fidelity"]
               type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Where the reference binary is cached (default: as `schedperf reference "
                    "build`).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
-              show_default=True, help="The summary: tables, or JSON on stdout.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]),
+              default="table", show_default=True,
+              help="The summary: tables, or JSON or Markdown (for a CI step summary) on "
+                   "stdout.")
 @click.pass_context
 def fidelity(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
              name_regex: str | None, out_dir: Path, seed: int, timeout: float | None,
@@ -91,6 +93,8 @@ def fidelity(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | 
         summaries.append(summary)
     if fmt == "json":
         click.echo(json.dumps([_as_json(s) for s in summaries], indent=2))
+    elif fmt == "markdown":
+        click.echo(_markdown(summaries))
     else:
         _render(output_console(), summaries, writer.path)
     failed = any(s.status == "error" for s in summaries)
@@ -106,6 +110,32 @@ def _as_json(s: WorkloadSummary) -> dict[str, object]:
             "disagreed": s.disagreed, "deviations": s.deviations_seen,
             "disagreements": [{"stage": k[0], "plugin": k[1], "field": k[2], "count": n,
                                "example": ex} for k, (n, ex) in sorted(s.by_plugin.items())]}
+
+
+def _cell(text: object, limit: int = 200) -> str:
+    value = str(text).replace("|", "\\|").replace("\n", " ").replace("`", "'")
+    return value if len(value) <= limit else value[:limit - 1] + "…"
+
+
+def _markdown(summaries: list[WorkloadSummary]) -> str:
+    lines = ["## schedperf fidelity: scheduler_core vs kube-scheduler v1.34", "",
+             "| workload | status | attempts | compared | agreed | documented | disagreed |",
+             "|---|---|--:|--:|--:|--:|--:|"]
+    for s in summaries:
+        status = s.status if not s.reason else f"{s.status}: {s.reason}"
+        lines.append(f"| {_cell(s.name)} | {_cell(status)} | {s.attempts_run} | {s.attempts} "
+                     f"| {s.agreed} | {s.documented} | {s.disagreed} |")
+    rows = [(s.name, key, n, ex) for s in summaries
+            for key, (n, ex) in sorted(s.by_plugin.items())]
+    if rows:
+        lines += ["", "### Disagreements (not in the known deviations)", "",
+                  "| workload | stage | plugin | field | count | example |",
+                  "|---|---|---|---|--:|---|"]
+        lines += [f"| {_cell(w)} | {k[0]} | {_cell(k[1] or '—')} | {_cell(k[2])} | {n} | "
+                  f"{_cell(ex)} |" for w, k, n, ex in rows]
+    else:
+        lines += ["", "No disagreement outside the known deviations."]
+    return "\n".join(lines)
 
 
 def _render(console: object, summaries: list[WorkloadSummary], path: Path) -> None:

@@ -28,6 +28,7 @@ NAMES = ["tests", "pr-benchmark", "pr-comment", "main-benchmarks", "nightly"]
 PINNED = {
     "actions/checkout": "v5",
     "actions/setup-python": "v6",
+    "actions/setup-go": "v6",
     "actions/upload-artifact": "v6",
     "actions/download-artifact": "v7",
     "actions/upload-pages-artifact": "v4",
