@@ -205,6 +205,14 @@ def _failing(table: NodeTable, name: str, q: int, idx: Any) -> np.ndarray:
     return np.subtract(alloc[idx], table.requested[name][idx]) < q
 
 
+def _beyond_allocatable(table: NodeTable, name: str, q: int, idx: Any) -> np.ndarray:
+    """``q > allocatable`` over idx: the request does not fit even the empty node."""
+    alloc = table.allocatable.get(name)
+    if alloc is None:
+        return np.ones(count(table, idx), dtype=bool)
+    return alloc[idx] < q
+
+
 # --------------------------------------------------------------------------- plugin
 class NodeResourcesFit:
     name: ClassVar[str] = NAME
@@ -286,11 +294,15 @@ class NodeResourcesFit:
 
     def explain(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any
                 ) -> tuple[np.ndarray, list[Status]]:
-        """Every failing check of a node, as one Unschedulable status with all reasons."""
+        """Every failing check of a node, as one status with all reasons: Unschedulable, or
+        UnschedulableAndUnresolvable (v1.34) when some failing request exceeds the node's whole
+        allocatable of that resource (removing pods cannot help; "Too many pods" never counts)."""
         req = self._request(state, pod)
+        n = len(req.checks)
         bits = (table.pod_count[idx] >= table.allocatable[PODS][idx]).astype(np.int64)
         for j, (name, q) in enumerate(req.checks):
             bits |= _failing(table, name, q, idx).astype(np.int64) << (j + 1)
+            bits |= _beyond_allocatable(table, name, q, idx).astype(np.int64) << (n + 1)
         if len(req.checks) <= 12:  # few bit patterns: count them instead of sorting
             present = np.bincount(bits)
             uniq = np.flatnonzero(present)
@@ -303,7 +315,9 @@ class NodeResourcesFit:
         statuses = []
         for b in uniq.tolist():
             why = tuple(r for j, r in enumerate(reasons) if b >> j & 1)
-            statuses.append(Status(Code.UNSCHEDULABLE if why else Code.SUCCESS, why, NAME))
+            code = Code.SUCCESS if not why else \
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE if b >> (n + 1) & 1 else Code.UNSCHEDULABLE
+            statuses.append(Status(code, why, NAME))
         return inverse.astype(np.int64).reshape(-1), statuses
 
     # ------------------------------------------------------------------ PreScore / Score
