@@ -407,7 +407,8 @@ class Scheduler(SchedulePod):
     def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
                      ) -> ScheduleResult:
         """No node fits: PostFilter (preemption) may make room. The status is the FitError
-        text, with PostFilter's reasons; a PostFilter error is the status itself."""
+        text, with PostFilter's reasons; a PostFilter error only adds its message (the attempt
+        is still Unschedulable, as upstream's schedulingCycle returns the FitError)."""
         fit_error = FitError(pod.key, diagnosis)
         nomination = None
         if fwk.post_filter_plugins:
@@ -415,9 +416,6 @@ class Scheduler(SchedulePod):
             if nomination is None:
                 # a nil PostFilterResult is kube's ModeNoop: the pod keeps its nomination
                 nomination = PostFilterResult(pod.nominated_node_name)
-            if pf_status.code == Code.ERROR:
-                return ScheduleResult(status=pf_status, diagnosis=diagnosis,
-                                      nominating_info=nomination)
             if pf_status.reasons and not pf_status.is_success:
                 diagnosis.post_filter_msg = pf_status.message
         status = Status(Code.UNSCHEDULABLE, (fit_error.message,))
@@ -506,7 +504,7 @@ class Scheduler(SchedulePod):
             qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(diagnosis.pending_plugins)
             if status.code == Code.UNSCHEDULABLE and diagnosis.post_filter_msg and \
-                    not message.endswith(diagnosis.post_filter_msg + "."):
+                    not message.endswith(diagnosis.post_filter_msg):
                 message = FitError(pod.key, diagnosis).message
         else:
             qpi.unschedulable_plugins = set()
