@@ -344,6 +344,11 @@ class NodeResourcesFit:
             ClusterEventWithHint(
                 ClusterEvent("Pod", ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
                 _after_pod_event),
+            # upstream's Pod registration also matches the pending pod's own updates: its own
+            # scale-down may let it fit
+            ClusterEventWithHint(
+                ClusterEvent("UnscheduledPod", ActionType.UPDATE_POD_SCALE_DOWN),
+                _after_pod_event),
             ClusterEventWithHint(
                 ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
                 _after_node_change),
@@ -351,10 +356,15 @@ class NodeResourcesFit:
 
 
 def _after_pod_event(pod: Pod, old: Pod, new: Pod | None) -> QueueingHint:
-    """An assigned pod's deletion may free resources; so may its scale-down, when a resource
-    the waiting pod requests went down (upstream's ``isResourceScaleDown``)."""
+    """The deletion of a pod that was assigned or nominated to a node may free resources
+    (v1.34 also counts the nominated one, whose room other pods had to leave); so may the
+    waiting pod's own scale-down, or an assigned pod's scale-down of a resource the waiting
+    pod requests (upstream's ``isSchedulableAfterPodScaleDown``)."""
     if new is None:
-        return QueueingHint.QUEUE if old.node_name else QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE if old.node_name or old.nominated_node_name \
+            else QueueingHint.QUEUE_SKIP
+    if new.uid == pod.uid:
+        return QueueingHint.QUEUE
     if not new.node_name:
         return QueueingHint.QUEUE_SKIP
     before, after = old.spec.requests, new.spec.requests

@@ -358,8 +358,12 @@ class PriorityQueue(ActiveQueue):
         return self._move_pods(pods, event, old, new)
 
     def assigned_pod_added(self, pod: Pod) -> int:
-        """A bound pod appeared: only pods with a required pod-affinity term matching it, or
-        rejected by PodTopologySpread in its namespace, are considered."""
+        """A bound pod appeared. With queueing hints every unschedulable pod is asked (its
+        rejectors' hints decide), as the scheduler's event handler does; in legacy mode only
+        pods with a required pod-affinity term matching it, or rejected by PodTopologySpread
+        in its namespace, are considered."""
+        if self._hints_enabled:
+            return self.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, pod)
         if not self._hints.is_event_of_interest(EVENT_ASSIGNED_POD_ADD):
             return 0
         return self._move_pods(cross_topology_pods(self._ungated.values(), pod,
@@ -367,11 +371,12 @@ class PriorityQueue(ActiveQueue):
                                EVENT_ASSIGNED_POD_ADD, None, pod)
 
     def assigned_pod_updated(self, old_pod: Pod, new_pod: Pod) -> int:
-        """A bound pod changed. A request scale-down may help any pod; other updates only
-        help pods with cross-topology terms (as ``assigned_pod_added``)."""
+        """A bound pod changed: one move per event the change makes. With queueing hints every
+        unschedulable pod is asked; in legacy mode a request scale-down may help any pod and
+        other updates only pods with cross-topology terms (as ``assigned_pod_added``)."""
         moved = 0
         for event in pod_scheduling_properties_change(new_pod, old_pod):
-            if event.action == ActionType.UPDATE_POD_SCALE_DOWN:
+            if self._hints_enabled or event.action == ActionType.UPDATE_POD_SCALE_DOWN:
                 moved += self.move_all_to_active_or_backoff(event, old_pod, new_pod)
             elif self._hints.is_event_of_interest(event):
                 pods = cross_topology_pods(self._ungated.values(), new_pod,

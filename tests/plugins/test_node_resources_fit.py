@@ -349,7 +349,8 @@ def _hint(event_resource: str):
 @pytest.mark.parametrize(("deleted", "expected"), [
     (make_pod("x").node("n1"), QueueingHint.QUEUE),
     (make_pod("x"), QueueingHint.QUEUE_SKIP),
-], ids=["assigned-pod", "unassigned-pod"])
+    (make_pod("x").nominated("n1"), QueueingHint.QUEUE),
+], ids=["assigned-pod", "unassigned-pod", "nominated-pod"])
 def test_hint_pod_deleted(deleted, expected):
     assert _hint("Pod")(make_pod().req(cpu="1").obj(), deleted.obj(), None) == expected
 
@@ -368,6 +369,18 @@ def test_hint_pod_scaled_down(old, new, expected):
     assert event.event.action & ActionType.UPDATE_POD_SCALE_DOWN
     waiting = make_pod().req(cpu="1").obj()
     assert event.hint(waiting, old.obj(), new.obj()) == expected
+
+
+def test_hint_own_scale_down_queues_the_waiting_pod():
+    """The pending pod's own in-place resize: its own event (UnscheduledPod) is registered."""
+    event = next(e for e in NodeResourcesFit().events_to_register()
+                 if e.event.resource == "UnscheduledPod")
+    assert event.event.action == ActionType.UPDATE_POD_SCALE_DOWN
+    old = make_pod("w").uid("w").req(cpu="2").obj()
+    new = make_pod("w").uid("w").req(cpu="1").obj()
+    assert event.hint(new, old, new) == QueueingHint.QUEUE
+    other = make_pod("o").uid("o").req(cpu="1").obj()
+    assert event.hint(other, old, new) == QueueingHint.QUEUE_SKIP
 
 
 SMALL = make_node("n").alloc(cpu="1", memory="1Gi", pods=10)
