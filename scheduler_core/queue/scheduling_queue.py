@@ -322,6 +322,11 @@ class PriorityQueue(ActiveQueue):
         try:
             if uid in self._pool or uid in self._active or uid in self._backoff:
                 return None
+            if qpi.unschedulable_plugins or qpi.pending_plugins:
+                qpi.unschedulable_count += 1
+                qpi.consecutive_errors = 0
+            else:  # an error: no plugin rejected the pod
+                qpi.consecutive_errors += 1
             qpi.timestamp = self._clock.now()
             self._hints.note_unregistered(qpi)
             if not self._hints_enabled:
