@@ -260,6 +260,8 @@ class Scheduler(SchedulePod):
                     q.assigned_pod_deleted(old)
                 else:
                     q.delete(old)
+                    if old.nominated_node_name:
+                        q.nominated_pod_deleted(old)
         elif kind == "Node":
             if ev.type is ADDED:
                 q.move_all_to_active_or_backoff(_cluster_event("Node", ActionType.ADD), None,

@@ -392,6 +392,14 @@ class PriorityQueue(ActiveQueue):
     def assigned_pod_deleted(self, pod: Pod) -> int:
         return self.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
 
+    def nominated_pod_deleted(self, pod: Pod) -> int:
+        """An unscheduled pod nominated to a node was deleted: pods of lower or equal priority
+        counted it as if it were placed there, so they are asked as for an assigned pod's
+        deletion (upstream's deletePodFromSchedulingQueue)."""
+        priority = pod.priority
+        return self.move_all_to_active_or_backoff(
+            EVENT_ASSIGNED_POD_DELETE, pod, None, lambda p: p.priority <= priority)
+
     # ------------------------------------------------------------------ pod changes
     def update(self, old_pod: Pod | None, new_pod: Pod) -> str | None:
         """An unscheduled pod changed: updated where it is, or, in the unschedulable pool,

@@ -219,3 +219,21 @@ def test_gated_pods_with_matching_affinity_stay_parked_while_others_move():
     released = with_spec(gated[0], scheduling_gates=())
     assert q.update(gated[0], released) == "active"
     assert q.gated_count() == 49
+
+
+def test_deleting_a_nominated_pod_asks_pods_of_lower_or_equal_priority():
+    """Upstream's deletePodFromSchedulingQueue: a deleted unscheduled pod that was nominated
+    moves the pool as an assigned pod's deletion would, for pods not above its priority."""
+    reg = [ClusterEventWithHint(ClusterEvent("Pod", ActionType.DELETE))]
+    q, clock = make_queue({names.NODE_RESOURCES_FIT: reg})
+    low, high = mkpod("low", 5), mkpod("high", 50)
+    q.add(low)
+    q.add(high)
+    pop_fail(q, names.NODE_RESOURCES_FIT)  # high pops first
+    pop_fail(q, names.NODE_RESOURCES_FIT)
+    clock.advance(5)
+    nominated = mkpod("nominated", 10, nominated="n1")
+    q.add(nominated)
+    assert q.delete(nominated)
+    assert q.nominated_pod_deleted(nominated) == 1
+    assert q.where(low.uid) == "active" and q.where(high.uid) == "unschedulable"

@@ -282,3 +282,26 @@ def test_property_victims_are_lower_priority_and_minimal(make_scheduler, case):
             assert not fits(), f"{v.name} was evicted needlessly"
         finally:
             table.remove_pod(v, slot)
+
+
+def test_deleting_a_nominated_preemptor_requeues_the_pods_it_kept_out(make_scheduler):
+    """mid is rejected on n0 because the nominated preemptor high holds the room there; when
+    high is deleted before it binds, mid is asked again at once (v1.34's
+    deletePodFromSchedulingQueue and NodeResourcesFit's hint for a nominated pod), instead of
+    waiting for the 5-minute flush."""
+    cluster, sched = make_scheduler(nodes(1))
+    cluster.add_pod(pod("victim", "4", 0))
+    sched.run_until_idle()
+    high = pod("high", "4", 100)
+    cluster.add_pod(high)
+    sched.schedule_one()  # preempts victim, nominated to n0, backing off
+    assert "default/victim" not in cluster.pods and high.nominated_node_name == "n0"
+    mid = pod("mid", "1", 50)
+    cluster.add_pod(mid)
+    sched.schedule_one()  # mid pops first: n0's room is high's
+    assert not mid.node_name and "Insufficient cpu" in sched.failures["default/mid"]
+    assert sched.queue.where(mid.uid) == "unschedulable"
+    cluster.delete_pod("default", "high")
+    assert sched.queue.where(mid.uid) in ("active", "backoff")
+    sched.run_until_idle()
+    assert mid.node_name == "n0"
