@@ -29,6 +29,7 @@ from scheduler_core.cycle.schedule_pod import SchedulePod
 from scheduler_core.errors import UnknownSchedulerError
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.interface import (
+    PODS_TO_ACTIVATE,
     ActionType,
     ClusterEvent,
     Code,
@@ -299,12 +300,15 @@ class Scheduler(SchedulePod):
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
         state = CycleState(record_plugin_metrics=rec and self._sample_plugins())
+        state.write(PODS_TO_ACTIVATE, {})
         record = CycleRecord(pod, qpi.attempts, fwk.profile_name) if self.record_cycles else None
         result = self._scheduling_cycle(fwk, state, qpi, record)
         status = result.status
         if status is None:
+            self._activate(state, clear=True)  # the end of a successful scheduling cycle
             status = self._binding_cycle(fwk, state, pod, result.suggested_host)
         elif status.code == _WAIT:  # Permit holds the pod: its binding cycle runs once allowed
+            self._activate(state, clear=True)
             self.waiting[pod.uid].started = t0
             if record is not None:
                 self.cycles.append(record)
@@ -493,7 +497,16 @@ class Scheduler(SchedulePod):
         if pod.nominated_node_name:
             pod.nominated_node_name = ""
         self.queue.delete_nominated_pod(pod)
+        self._activate(state, clear=False)  # the end of a successful binding cycle
         return None
+
+    def _activate(self, state: CycleState, *, clear: bool) -> None:
+        """Move the pods plugins put in the cycle's ``PODS_TO_ACTIVATE`` to activeQ."""
+        pods = state.get(PODS_TO_ACTIVATE)
+        if pods:
+            self.queue.activate(list(pods.values()))
+            if clear:
+                pods.clear()
 
     # ------------------------------------------------------------------ failures
     def _handle_failure(self, fwk: Framework, qpi: Any, status: Status,
