@@ -29,6 +29,7 @@ from scheduler_core.cycle.schedule_pod import SchedulePod
 from scheduler_core.errors import UnknownSchedulerError
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.interface import (
+    PODS_TO_ACTIVATE,
     ActionType,
     ClusterEvent,
     Code,
@@ -275,6 +276,8 @@ class Scheduler(SchedulePod):
                     q.assigned_pod_deleted(old)
                 else:
                     q.delete(old)
+                    if old.nominated_node_name:
+                        q.nominated_pod_deleted(old)
         elif kind == "Node":
             if ev.type is ADDED:
                 q.move_all_to_active_or_backoff(_cluster_event("Node", ActionType.ADD), None,
@@ -312,6 +315,7 @@ class Scheduler(SchedulePod):
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
         state = CycleState(record_plugin_metrics=rec and self._sample_plugins())
+        state.write(PODS_TO_ACTIVATE, {})
         record = CycleRecord(pod, qpi.attempts, fwk.profile_name) if self.record_cycles else None
         observer = self.observer
         if observer is not None:
@@ -319,8 +323,10 @@ class Scheduler(SchedulePod):
         result = self._scheduling_cycle(fwk, state, qpi, record)
         status = result.status
         if status is None:
+            self._activate(state, clear=True)  # the end of a successful scheduling cycle
             status = self._binding_cycle(fwk, state, pod, result.suggested_host)
         elif status.code == _WAIT:  # Permit holds the pod: its binding cycle runs once allowed
+            self._activate(state, clear=True)
             self.waiting[pod.uid].started = t0
             if record is not None:
                 self.cycles.append(record)
@@ -431,7 +437,8 @@ class Scheduler(SchedulePod):
     def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
                      ) -> ScheduleResult:
         """No node fits: PostFilter (preemption) may make room. The status is the FitError
-        text, with PostFilter's reasons; a PostFilter error is the status itself."""
+        text, with PostFilter's reasons; a PostFilter error only adds its message (the attempt
+        is still Unschedulable, as upstream's schedulingCycle returns the FitError)."""
         fit_error = FitError(pod.key, diagnosis)
         nomination = None
         if fwk.post_filter_plugins:
@@ -442,9 +449,6 @@ class Scheduler(SchedulePod):
             if nomination is None:
                 # a nil PostFilterResult is kube's ModeNoop: the pod keeps its nomination
                 nomination = PostFilterResult(pod.nominated_node_name)
-            if pf_status.code == Code.ERROR:
-                return ScheduleResult(status=pf_status, diagnosis=diagnosis,
-                                      nominating_info=nomination)
             if pf_status.reasons and not pf_status.is_success:
                 diagnosis.post_filter_msg = pf_status.message
         status = Status(Code.UNSCHEDULABLE, (fit_error.message,))
@@ -520,7 +524,16 @@ class Scheduler(SchedulePod):
         if pod.nominated_node_name:
             pod.nominated_node_name = ""
         self.queue.delete_nominated_pod(pod)
+        self._activate(state, clear=False)  # the end of a successful binding cycle
         return None
+
+    def _activate(self, state: CycleState, *, clear: bool) -> None:
+        """Move the pods plugins put in the cycle's ``PODS_TO_ACTIVATE`` to activeQ."""
+        pods = state.get(PODS_TO_ACTIVATE)
+        if pods:
+            self.queue.activate(list(pods.values()))
+            if clear:
+                pods.clear()
 
     # ------------------------------------------------------------------ failures
     def _handle_failure(self, fwk: Framework, qpi: Any, status: Status,
@@ -533,7 +546,7 @@ class Scheduler(SchedulePod):
             qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(diagnosis.pending_plugins)
             if status.code == Code.UNSCHEDULABLE and diagnosis.post_filter_msg and \
-                    not message.endswith(diagnosis.post_filter_msg + "."):
+                    not message.endswith(diagnosis.post_filter_msg):
                 message = FitError(pod.key, diagnosis).message
         else:
             qpi.unschedulable_plugins = set()

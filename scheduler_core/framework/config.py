@@ -38,7 +38,8 @@ __all__ = [
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
-# pkg/scheduler/apis/config/v1/default_plugins.go (v1.30-v1.34), weights where scoring
+# pkg/scheduler/apis/config/v1/default_plugins.go (v1.34), weights where scoring; DynamicResources
+# is there because the DynamicResourceAllocation gate is on by default (GA in v1.34)
 DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
@@ -54,6 +55,7 @@ DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
     ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", 0),
     ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),

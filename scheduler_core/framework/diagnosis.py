@@ -112,6 +112,6 @@ class FitError(Exception):
             parts = sorted(f"{count} {reason}" for reason, count in d.reason_histogram().items())
             if parts:
                 msg += f" {', '.join(parts)}."
-        if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}."
+        if d.post_filter_msg:  # v1.34 adds no period of its own (v1.33 did)
+            msg += f" {d.post_filter_msg}"
         return msg

@@ -33,6 +33,7 @@ __all__ = [
     "MAX_NODE_SCORE",
     "MAX_TOTAL_SCORE",
     "MIN_NODE_SCORE",
+    "PODS_TO_ACTIVATE",
     "ActionType",
     "BindPlugin",
     "ClusterEvent",
@@ -138,6 +139,11 @@ class Status:
 
 
 SKIP = Status(Code.SKIP)
+
+# The cycle-state key of a ``dict[str, Pod]`` (pod key -> pod) that plugins fill with pods to
+# move to activeQ; the scheduler activates them after a successful scheduling cycle and again
+# after a successful binding cycle (kube's framework.PodsToActivateKey).
+PODS_TO_ACTIVATE = "kubernetes.io/pods-to-activate"
 
 
 class FilterError(Exception):

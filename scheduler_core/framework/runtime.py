@@ -319,6 +319,7 @@ class Framework:
         prec = rec and state.record_plugin_metrics
         result: PostFilterResult | None = None
         reasons: list[str] = []
+        rejector = ""  # the first plugin that answered Unschedulable
         final = Status(_UNSCHEDULABLE)
         for p in self.post_filter_plugins:
             if prec:
@@ -327,14 +328,17 @@ class Framework:
             else:
                 r, s = p.post_filter(state, pod, diagnosis)
             if s.code in (_SUCCESS, _ERROR, _UNRESOLVABLE):
+                # the answer of this plugin alone: earlier reasons are dropped, and an error
+                # carries no result
                 final = s.with_plugin(p.name)
-                result = r if r is not None else result
+                result = None if s.code == _ERROR else r
                 break
             reasons.extend(s.reasons)
+            rejector = rejector or p.name
             if r is not None:
                 result = r
         else:
-            final = Status(_UNSCHEDULABLE, tuple(reasons))
+            final = Status(_UNSCHEDULABLE, tuple(reasons), rejector)
         if rec:
             self.recorder.extension_point("PostFilter", _code_name(final), self.profile_name,
                                           perf_counter() - t0)

@@ -205,6 +205,14 @@ def _failing(table: NodeTable, name: str, q: int, idx: Any) -> np.ndarray:
     return np.subtract(alloc[idx], table.requested[name][idx]) < q
 
 
+def _beyond_allocatable(table: NodeTable, name: str, q: int, idx: Any) -> np.ndarray:
+    """``q > allocatable`` over idx: the request does not fit even the empty node."""
+    alloc = table.allocatable.get(name)
+    if alloc is None:
+        return np.ones(count(table, idx), dtype=bool)
+    return alloc[idx] < q
+
+
 # --------------------------------------------------------------------------- plugin
 class NodeResourcesFit:
     name: ClassVar[str] = NAME
@@ -290,11 +298,15 @@ class NodeResourcesFit:
 
     def explain(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any
                 ) -> tuple[np.ndarray, list[Status]]:
-        """Every failing check of a node, as one Unschedulable status with all reasons."""
+        """Every failing check of a node, as one status with all reasons: Unschedulable, or
+        UnschedulableAndUnresolvable (v1.34) when some failing request exceeds the node's whole
+        allocatable of that resource (removing pods cannot help; "Too many pods" never counts)."""
         req = self._request(state, pod)
+        n = len(req.checks)
         bits = (table.pod_count[idx] >= table.allocatable[PODS][idx]).astype(np.int64)
         for j, (name, q) in enumerate(req.checks):
             bits |= _failing(table, name, q, idx).astype(np.int64) << (j + 1)
+            bits |= _beyond_allocatable(table, name, q, idx).astype(np.int64) << (n + 1)
         if len(req.checks) <= 12:  # few bit patterns: count them instead of sorting
             present = np.bincount(bits)
             uniq = np.flatnonzero(present)
@@ -307,7 +319,9 @@ class NodeResourcesFit:
         statuses = []
         for b in uniq.tolist():
             why = tuple(r for j, r in enumerate(reasons) if b >> j & 1)
-            statuses.append(Status(Code.UNSCHEDULABLE if why else Code.SUCCESS, why, NAME))
+            code = Code.SUCCESS if not why else \
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE if b >> (n + 1) & 1 else Code.UNSCHEDULABLE
+            statuses.append(Status(code, why, NAME))
         return inverse.astype(np.int64).reshape(-1), statuses
 
     # ------------------------------------------------------------------ PreScore / Score
@@ -334,6 +348,11 @@ class NodeResourcesFit:
             ClusterEventWithHint(
                 ClusterEvent("Pod", ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
                 _after_pod_event),
+            # upstream's Pod registration also matches the pending pod's own updates: its own
+            # scale-down may let it fit
+            ClusterEventWithHint(
+                ClusterEvent("UnscheduledPod", ActionType.UPDATE_POD_SCALE_DOWN),
+                _after_pod_event),
             ClusterEventWithHint(
                 ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
                 _after_node_change),
@@ -341,10 +360,15 @@ class NodeResourcesFit:
 
 
 def _after_pod_event(pod: Pod, old: Pod, new: Pod | None) -> QueueingHint:
-    """An assigned pod's deletion may free resources; so may its scale-down, when a resource
-    the waiting pod requests went down (upstream's ``isResourceScaleDown``)."""
+    """The deletion of a pod that was assigned or nominated to a node may free resources
+    (v1.34 also counts the nominated one, whose room other pods had to leave); so may the
+    waiting pod's own scale-down, or an assigned pod's scale-down of a resource the waiting
+    pod requests (upstream's ``isSchedulableAfterPodScaleDown``)."""
     if new is None:
-        return QueueingHint.QUEUE if old.node_name else QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE if old.node_name or old.nominated_node_name \
+            else QueueingHint.QUEUE_SKIP
+    if new.uid == pod.uid:
+        return QueueingHint.QUEUE
     if not new.node_name:
         return QueueingHint.QUEUE_SKIP
     before, after = old.spec.requests, new.spec.requests

@@ -10,6 +10,7 @@ from __future__ import annotations
 from scheduler_core.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from scheduler_core.plugins.default_binder import DefaultBinder
 from scheduler_core.plugins.default_preemption import DefaultPreemption
+from scheduler_core.plugins.dynamic_resources import DynamicResources
 from scheduler_core.plugins.image_locality import ImageLocality
 from scheduler_core.plugins.inter_pod_affinity import InterPodAffinity
 from scheduler_core.plugins.node_affinity import NodeAffinity
@@ -57,6 +58,7 @@ IN_TREE: dict[str, type] = build_registry(
     VolumeZone,
     PodTopologySpread,
     InterPodAffinity,
+    DynamicResources,
     DefaultPreemption,
     NodeResourcesBalancedAllocation,
     ImageLocality,

@@ -39,15 +39,15 @@ from scheduler_core.plugins.helper import (
     zeros,
 )
 
-__all__ = ["NAME", "TaintToleration"]
+__all__ = ["NAME", "UNTOLERATED", "TaintToleration"]
 
 NAME = names.TAINT_TOLERATION
 _PRE_SCORE_KEY = "PreScore" + NAME
 _PREFER = "PreferNoSchedule"
 
 
-def _reason(taint: Any) -> str:
-    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+# v1.34 names no taint in the reason (v1.33 printed the first untolerated one's key and value)
+UNTOLERATED = "node(s) had untolerated taint(s)"
 
 
 def _prefer_tolerations(tolerations: tuple[Toleration, ...]) -> tuple[Toleration, ...]:
@@ -140,7 +140,7 @@ class TaintToleration:
 def _status(taint: Any) -> Status:
     if taint is None:  # the node passes: callers only ask about rejected nodes
         return Status(Code.SUCCESS, (), NAME)
-    return Status.unresolvable(_reason(taint), plugin=NAME)
+    return Status.unresolvable(UNTOLERATED, plugin=NAME)
 
 
 def _after_node_change(pod: Pod, old: Node | None, new: Node) -> QueueingHint:

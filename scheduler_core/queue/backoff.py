@@ -42,14 +42,15 @@ BACKOFF_FLUSH_PERIOD = 1.0
 BackoffEntry = tuple[float, Any, "QueuedPodInfo"]
 
 
-def backoff_duration(attempts: int, initial: float = DEFAULT_POD_INITIAL_BACKOFF,
+def backoff_duration(count: int, initial: float = DEFAULT_POD_INITIAL_BACKOFF,
                      maximum: float = DEFAULT_POD_MAX_BACKOFF) -> float:
-    """0 before any attempt, then initial doubling per attempt, capped at ``maximum``:
-    1, 2, 4, 8, 10, 10, ... s with the defaults (docs/scheduling-model.md, "Backoff")."""
-    if attempts == 0:
+    """0 before any failure, then initial doubling per failure counted
+    (``QueuedPodInfo.backoff_count``), capped at ``maximum``: 1, 2, 4, 8, 10, 10, ... s with
+    the defaults (docs/scheduling-model.md, "Backoff")."""
+    if count == 0:
         return 0.0
     d = initial
-    for _ in range(1, attempts):
+    for _ in range(1, count):
         if d > maximum - d:
             return maximum
         d += d
@@ -86,8 +87,9 @@ class BackoffQueue:
     def expiry(self, qpi: QueuedPodInfo) -> float:
         """When the pod's backoff ends; with pop_from_backoff, the start of the flush window
         it ends in (upstream's ``getBackoffTime`` truncated to the ordering window)."""
-        expiry = qpi.timestamp + backoff_duration(qpi.attempts, self._initial, self._maximum)
-        if self._pop_from_backoff and qpi.attempts:
+        count = qpi.backoff_count
+        expiry = qpi.timestamp + backoff_duration(count, self._initial, self._maximum)
+        if self._pop_from_backoff and count:
             return self._grid.window(expiry)
         return expiry
 
@@ -98,7 +100,7 @@ class BackoffQueue:
             return False
         now = self._clock.now()
         if self._pop_from_backoff:
-            return qpi.attempts > 0 and self.expiry(qpi) >= self._grid.window(now)
+            return qpi.backoff_count > 0 and self.expiry(qpi) >= self._grid.window(now)
         return self.expiry(qpi) > now
 
     def add(self, qpi: QueuedPodInfo) -> None:

@@ -18,7 +18,11 @@ class QueuedPodInfo:
     - ``timestamp``: when the pod was added, refreshed every time it is put back after a
       failed attempt (QueueSort orders by it; backoff counts from it).
     - ``initial_attempt_timestamp``: when the pod first entered activeQ (None until then).
-    - ``attempts``: incremented on every Pop; drives the backoff duration.
+    - ``attempts``: incremented on every Pop (reported; v1.33 drove the backoff with it).
+    - ``unschedulable_count`` / ``consecutive_errors``: counted when the pod is put back after
+      a failed attempt, the first when plugins rejected it (which resets the second), the
+      second when it failed with an error. They drive the backoff duration (v1.34):
+      ``backoff_count``.
     - ``unschedulable_plugins`` / ``pending_plugins``: the plugins that rejected the last
       attempt (set by the scheduler from the Diagnosis; cleared on Pop). Only their queueing
       hints are asked when a cluster event arrives.
@@ -32,6 +36,8 @@ class QueuedPodInfo:
     seq: int = 0
     initial_attempt_timestamp: float | None = None
     attempts: int = 0
+    unschedulable_count: int = 0
+    consecutive_errors: int = 0
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)
     gated: bool = False
@@ -40,6 +46,12 @@ class QueuedPodInfo:
     @property
     def uid(self) -> str:
         return self.pod.uid
+
+    @property
+    def backoff_count(self) -> int:
+        """The failures the backoff doubles over: the consecutive errors if the last attempt
+        failed with an error, else the times plugins rejected the pod (0: no backoff)."""
+        return self.consecutive_errors or self.unschedulable_count
 
     @property
     def rejector_plugins(self) -> set[str]:

@@ -322,6 +322,11 @@ class PriorityQueue(ActiveQueue):
         try:
             if uid in self._pool or uid in self._active or uid in self._backoff:
                 return None
+            if qpi.unschedulable_plugins or qpi.pending_plugins:
+                qpi.unschedulable_count += 1
+                qpi.consecutive_errors = 0
+            else:  # an error: no plugin rejected the pod
+                qpi.consecutive_errors += 1
             qpi.timestamp = self._clock.now()
             self._hints.note_unregistered(qpi)
             if not self._hints_enabled:
@@ -358,8 +363,12 @@ class PriorityQueue(ActiveQueue):
         return self._move_pods(pods, event, old, new)
 
     def assigned_pod_added(self, pod: Pod) -> int:
-        """A bound pod appeared: only pods with a required pod-affinity term matching it, or
-        rejected by PodTopologySpread in its namespace, are considered."""
+        """A bound pod appeared. With queueing hints every unschedulable pod is asked (its
+        rejectors' hints decide), as the scheduler's event handler does; in legacy mode only
+        pods with a required pod-affinity term matching it, or rejected by PodTopologySpread
+        in its namespace, are considered."""
+        if self._hints_enabled:
+            return self.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, pod)
         if not self._hints.is_event_of_interest(EVENT_ASSIGNED_POD_ADD):
             return 0
         return self._move_pods(cross_topology_pods(self._ungated.values(), pod,
@@ -367,11 +376,12 @@ class PriorityQueue(ActiveQueue):
                                EVENT_ASSIGNED_POD_ADD, None, pod)
 
     def assigned_pod_updated(self, old_pod: Pod, new_pod: Pod) -> int:
-        """A bound pod changed. A request scale-down may help any pod; other updates only
-        help pods with cross-topology terms (as ``assigned_pod_added``)."""
+        """A bound pod changed: one move per event the change makes. With queueing hints every
+        unschedulable pod is asked; in legacy mode a request scale-down may help any pod and
+        other updates only pods with cross-topology terms (as ``assigned_pod_added``)."""
         moved = 0
         for event in pod_scheduling_properties_change(new_pod, old_pod):
-            if event.action == ActionType.UPDATE_POD_SCALE_DOWN:
+            if self._hints_enabled or event.action == ActionType.UPDATE_POD_SCALE_DOWN:
                 moved += self.move_all_to_active_or_backoff(event, old_pod, new_pod)
             elif self._hints.is_event_of_interest(event):
                 pods = cross_topology_pods(self._ungated.values(), new_pod,
@@ -381,6 +391,14 @@ class PriorityQueue(ActiveQueue):
 
     def assigned_pod_deleted(self, pod: Pod) -> int:
         return self.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+
+    def nominated_pod_deleted(self, pod: Pod) -> int:
+        """An unscheduled pod nominated to a node was deleted: pods of lower or equal priority
+        counted it as if it were placed there, so they are asked as for an assigned pod's
+        deletion (upstream's deletePodFromSchedulingQueue)."""
+        priority = pod.priority
+        return self.move_all_to_active_or_backoff(
+            EVENT_ASSIGNED_POD_DELETE, pod, None, lambda p: p.priority <= priority)
 
     # ------------------------------------------------------------------ pod changes
     def update(self, old_pod: Pod | None, new_pod: Pod) -> str | None:

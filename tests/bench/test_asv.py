@@ -78,8 +78,8 @@ def _default_plugins(point: str) -> set[str]:
     names = set()
     for name, _ in DEFAULT_MULTIPOINT:
         cls = IN_TREE[name]
-        if issubclass(cls, _VolumePlaceholder):
-            continue  # not modelled: never rejects, nothing to time
+        if issubclass(cls, _VolumePlaceholder) or name == "DynamicResources":
+            continue  # not modelled (PreFilter skips every pod): never rejects, nothing to time
         if callable(getattr(cls, point, None)):
             names.add(name)
     return names

@@ -62,6 +62,9 @@ def test_per_node_plugin_in_a_profile(make_scheduler, monkeypatch):
     cluster.add_pod(make_pod("huge").req(cpu="7").obj())
     sched.run_until_idle()
     assert cluster.pods["default/p"].node_name == "n4"  # largest even node scores highest
+    # the five smaller nodes can never hold 7 CPU (UnschedulableAndUnresolvable): only n5,
+    # rejected by the plugin, is tried by preemption
     assert sched.failures["default/huge"] == (
         "0/6 nodes are available: 1 node(s) had an odd number of CPUs, 5 Insufficient cpu."
-        " preemption: 0/6 nodes are available: 6 No preemption victims found for incoming pod..")
+        " no new claims to deallocate, preemption: 0/6 nodes are available: 1 No preemption "
+        "victims found for incoming pod, 5 Preemption is not helpful for scheduling.")

@@ -26,7 +26,9 @@ def test_default_profile_order_and_weights():
         "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
         "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
         "VolumeZone", *[n for n in ("PodTopologySpread", "InterPodAffinity")
-                        if n in names(fwk, "Filter")]]
+                        if n in names(fwk, "Filter")], "DynamicResources"]
+    # v1.34 (DynamicResourceAllocation on by default): DynamicResources before DefaultPreemption
+    assert names(fwk, "PostFilter") == ["DynamicResources", "DefaultPreemption"]
     assert names(fwk, "QueueSort") == ["PrioritySort"]
     assert names(fwk, "PreEnqueue") == ["SchedulingGates"]
     assert names(fwk, "Bind") == ["DefaultBinder"]

@@ -105,7 +105,9 @@ def setup(nodes, pods, *, args: dict | None = None, pdbs=(), seed: int = 0,
         config["profiles"][0]["pluginConfig"] = [{"name": NAME, "args": args}]
     cfg = parse_config(config)
     sched = Scheduler(cluster, lambda h: build_frameworks(cfg, h), clock=clock, seed=seed)
-    plugin = sched.profiles["default-scheduler"].post_filter_plugins[0]
+    # v1.34's default profile runs DynamicResources' PostFilter first
+    first, plugin = sched.profiles["default-scheduler"].post_filter_plugins
+    assert first.name == "DynamicResources"
     assert isinstance(plugin, DefaultPreemption)
     return cluster, sched, plugin
 

@@ -12,7 +12,7 @@ from scheduler_core.plugins.registry import IN_TREE
 NODE_LOCAL = {names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION,
               names.NODE_AFFINITY, names.NODE_PORTS, names.NODE_RESOURCES_FIT,
               names.VOLUME_RESTRICTIONS, names.NODE_VOLUME_LIMITS, names.VOLUME_BINDING,
-              names.VOLUME_ZONE}
+              names.VOLUME_ZONE, names.DYNAMIC_RESOURCES}
 READS_PODS = {names.NODE_PORTS, names.NODE_RESOURCES_FIT}
 
 

@@ -36,7 +36,9 @@ def _node(name: str = "n", **alloc: object):
 
 
 FILTER_CASES = [
-    # (id, node allocatable, pods already on the node, incoming pod, expected reasons)
+    # (id, node allocatable, pods already on the node, incoming pod, expected reasons); the
+    # status is UnschedulableAndUnresolvable when a failing request exceeds the node's whole
+    # allocatable (UNRESOLVABLE below), else Unschedulable
     ("fits", dict(cpu="4", memory="4Gi"), [], make_pod().req(cpu="1", memory="1Gi"), None),
     ("exactly-fits", dict(cpu="1", memory="1Gi"), [], make_pod().req(cpu="1", memory="1Gi"),
      None),
@@ -52,6 +54,9 @@ FILTER_CASES = [
     ("too-many-pods-and-cpu", dict(cpu="1", memory="4Gi", pods=1),
      [make_pod("old").req(cpu="1")], make_pod().req(cpu="1"),
      ["Too many pods", "Insufficient cpu"]),
+    ("cpu-used-up-and-memory-too-big", dict(cpu="1", memory="1Gi"),
+     [make_pod("old").req(cpu="1")], make_pod().req(cpu="1", memory="2Gi"),
+     ["Insufficient cpu", "Insufficient memory"]),
     ("zero-pods-allocatable", dict(cpu="4", pods=0), [], make_pod(), ["Too many pods"]),
     ("extended-insufficient", {"cpu": "4", GPU: "1"}, [], make_pod().req({GPU: "2"}),
      [f"Insufficient {GPU}"]),
@@ -62,17 +67,21 @@ FILTER_CASES = [
     ("memory-only-requests-skip-cpu", dict(cpu="0", memory="1Gi"), [],
      make_pod().req(memory="1Gi"), None),
 ]
+UNRESOLVABLE = {"insufficient-cpu", "insufficient-ephemeral", "extended-insufficient",
+                "extended-missing-on-node", "cpu-used-up-and-memory-too-big"}
 
 
 @pytest.mark.parametrize(("alloc", "existing", "pod", "reasons"),
                          [c[1:] for c in FILTER_CASES], ids=[c[0] for c in FILTER_CASES])
-def test_filter_reasons(alloc, existing, pod, reasons):
+def test_filter_reasons(request, alloc, existing, pod, reasons):
     table = table_of([_node(**alloc)], {"n": [p.obj() for p in existing]})
     got = run_filter(fit(), pod.obj(), table)["n"]
     if reasons is None:
         assert got is None
     else:
-        assert got.code == Code.UNSCHEDULABLE
+        case = request.node.callspec.id
+        assert got.code == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE if case in UNRESOLVABLE
+                            else Code.UNSCHEDULABLE)
         assert list(got.reasons) == reasons
         assert got.plugin == "NodeResourcesFit"
 
@@ -340,7 +349,8 @@ def _hint(event_resource: str):
 @pytest.mark.parametrize(("deleted", "expected"), [
     (make_pod("x").node("n1"), QueueingHint.QUEUE),
     (make_pod("x"), QueueingHint.QUEUE_SKIP),
-], ids=["assigned-pod", "unassigned-pod"])
+    (make_pod("x").nominated("n1"), QueueingHint.QUEUE),
+], ids=["assigned-pod", "unassigned-pod", "nominated-pod"])
 def test_hint_pod_deleted(deleted, expected):
     assert _hint("Pod")(make_pod().req(cpu="1").obj(), deleted.obj(), None) == expected
 
@@ -359,6 +369,18 @@ def test_hint_pod_scaled_down(old, new, expected):
     assert event.event.action & ActionType.UPDATE_POD_SCALE_DOWN
     waiting = make_pod().req(cpu="1").obj()
     assert event.hint(waiting, old.obj(), new.obj()) == expected
+
+
+def test_hint_own_scale_down_queues_the_waiting_pod():
+    """The pending pod's own in-place resize: its own event (UnscheduledPod) is registered."""
+    event = next(e for e in NodeResourcesFit().events_to_register()
+                 if e.event.resource == "UnscheduledPod")
+    assert event.event.action == ActionType.UPDATE_POD_SCALE_DOWN
+    old = make_pod("w").uid("w").req(cpu="2").obj()
+    new = make_pod("w").uid("w").req(cpu="1").obj()
+    assert event.hint(new, old, new) == QueueingHint.QUEUE
+    other = make_pod("o").uid("o").req(cpu="1").obj()
+    assert event.hint(other, old, new) == QueueingHint.QUEUE_SKIP
 
 
 SMALL = make_node("n").alloc(cpu="1", memory="1Gi", pods=10)

@@ -29,26 +29,26 @@ def go_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b > 0) else -q
 
 
-def ref_filter(pod, node, pods) -> tuple[str, ...]:
+def ref_filter(pod, node, pods) -> tuple[tuple[str, ...], bool]:
+    """(reasons, unresolvable): unresolvable when some failing request is above the node's
+    whole allocatable of that resource (v1.34; "Too many pods" never is)."""
     alloc = node.allocatable
     used: dict[str, int] = {}
     for p in pods:
         for r, v in p.spec.requests.items():
             used[r] = used.get(r, 0) + v
     reasons = []
+    unresolvable = False
     if len(pods) + 1 > alloc.get("pods", 0):
         reasons.append("Too many pods")
     req = pod.spec.requests
-    for r in ("cpu", "memory", EPH):
-        q = req.get(r, 0)
+    checks = [(r, req.get(r, 0)) for r in ("cpu", "memory", EPH)]
+    checks += [(r, q) for r, q in req.items() if r not in NATIVE]
+    for r, q in checks:
         if q > 0 and q > alloc.get(r, 0) - used.get(r, 0):
             reasons.append(f"Insufficient {r}")
-    for r, q in req.items():
-        if r in NATIVE or q == 0:
-            continue
-        if q > alloc.get(r, 0) - used.get(r, 0):
-            reasons.append(f"Insufficient {r}")
-    return tuple(reasons)
+            unresolvable = unresolvable or q > alloc.get(r, 0)
+    return tuple(reasons), unresolvable
 
 
 def ref_alloc_req(pod, node, pods, name, use_requested):
@@ -183,6 +183,7 @@ STRATEGIES = [
 @pytest.mark.parametrize("as_array", [False, True], ids=["slice", "slot-array"])
 def test_against_reference(homogeneous, as_array):
     rng = np.random.default_rng(7 + 2 * homogeneous + as_array)
+    seen_codes: set[bool] = set()  # unresolvable or not, over the rejected nodes
     for _ in range(6):
         nodes, pods = random_cluster(rng, homogeneous)
         table = table_of(nodes, pods)
@@ -204,11 +205,13 @@ def test_against_reference(homogeneous, as_array):
             got = {slots[i]: statuses[w].reasons for i, w in zip(rejected, which, strict=True)}
             for s in slots:
                 node = by_slot[s]
-                want = ref_filter(pod, node, pods[node.name])
+                want, unresolvable = ref_filter(pod, node, pods[node.name])
                 assert got.get(s, ()) == want, (node, pod.spec.requests)
                 if want:
-                    assert statuses[which[list(rejected).index(slots.index(s))]].code == \
-                        Code.UNSCHEDULABLE
+                    assert statuses[which[list(rejected).index(slots.index(s))]].code == (
+                        Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable
+                        else Code.UNSCHEDULABLE), (node, pod.spec.requests)
+                    seen_codes.add(unresolvable)
             # scores
             for kind, resources, shape in STRATEGIES:
                 strategy = {"type": kind,
@@ -239,3 +242,5 @@ def test_against_reference(homogeneous, as_array):
             assert np.array_equal(v, columns[k])
         assert np.array_equal(table.nonzero_cpu, columns["nonzero_cpu"])
         assert np.array_equal(table.nonzero_memory, columns["nonzero_memory"])
+    # the random clusters reject nodes both ways, so both codes were checked
+    assert seen_codes == {True, False}

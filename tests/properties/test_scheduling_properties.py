@@ -83,7 +83,9 @@ REASON_NODE_NAME = "node(s) didn't match the requested node name"
 REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 REASON_PORTS = "node(s) didn't have free ports for the requested pod ports"
 
-FIT_MESSAGE = re.compile(r"^0/(\d+) nodes are available: (.+)\.$")
+# v1.34: when a PreFilter rejection stopped PreFilter before DynamicResources' PreFilter ran,
+# DynamicResources' PostFilter errs with "not found" (its missing cycle state), added last
+FIT_MESSAGE = re.compile(r"^0/(\d+) nodes are available: (.+)\.(?: not found)?$")
 
 PROPERTY_SETTINGS = settings(
     deadline=None,
@@ -430,9 +432,8 @@ def scalar_filter(pm: dict[str, Any], pod: Pod, nm: dict[str, Any],
         out.append((NODE_NAME, {REASON_NODE_NAME}))
     for taint in nm["spec"].get("taints", []):
         if taint["effect"] in BLOCKING and not tolerates_any(pm, taint):
-            out.append((TAINT_TOLERATION, {
-                f"node(s) had untolerated taint {{{taint['key']}: {taint.get('value', '')}}}"}))
-            break  # upstream names the first untolerated taint
+            out.append((TAINT_TOLERATION, {"node(s) had untolerated taint(s)"}))
+            break  # v1.34 names no taint
     if not affinity_matches(pm, pod, nm):
         out.append((NODE_AFFINITY, {REASON_AFFINITY}))
     used = [hp for om in others for hp in expected_host_ports(om)]
@@ -832,7 +833,8 @@ def test_gt_affinity_never_places_on_non_integer_label() -> None:
     assert cluster.pods["default/p"].node_name == ""
     assert sched.failures["default/p"] == (
         "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."
-        " preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling..")
+        " no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
 
 
 def test_pod_created_before_any_node_is_scheduled_once_a_node_exists() -> None:

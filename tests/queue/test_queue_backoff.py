@@ -52,10 +52,10 @@ def test_backoff_queue_releases_in_expiry_order():
     for name in ("a", "b", "c"):
         q.add(mkpod(name))
     a = q.pop()
-    a.attempts = 4  # 8 s
+    a.consecutive_errors = 3  # the 4th error in a row: 8 s
     b = q.pop()  # 1 s
     c = q.pop()
-    c.attempts = 2  # 2 s
+    c.consecutive_errors = 1  # 2 s
     for qpi in (a, b, c):
         fail(q, qpi)
     released = []
@@ -91,7 +91,7 @@ def test_next_event_time_lets_a_driver_skip_idle_time():
     q, clock = make_queue()
     q.add(mkpod("p"))
     qpi = q.pop()
-    qpi.attempts = 5  # 10 s
+    qpi.consecutive_errors = 4  # the 5th error: 10 s
     clock.set(3.25)
     fail(q, qpi)
     t = q.next_event_time()
@@ -135,7 +135,7 @@ def test_next_event_time_can_ignore_error_backoff():
     assert q.next_event_time(include_errors=False) is None
     assert q.next_event_time() == 1.0
     rej = q.pop()
-    rej.attempts = 3
+    rej.unschedulable_count = 2  # the 3rd rejection: 4 s
     clock.set(0.5)
     fail(q, rej, "A")
     q.move_all_to_active_or_backoff(NODE_ADD)  # rejected pod: backoff until 4.5
@@ -145,3 +145,28 @@ def test_next_event_time_can_ignore_error_backoff():
     clock.set(5.0)
     assert q.flush_backoff_completed() == 2
     assert (q.where(err.uid), q.where(rej.uid)) == ("active", "active")
+
+
+def test_backoff_counts_failures_not_attempts():
+    """v1.34: the backoff doubles over the rejections by plugins, or over the consecutive
+    errors when the last attempt failed with one (a rejection resets them); how often the pod
+    was popped does not matter."""
+    q, clock = make_queue({"A": [ClusterEventWithHint(NODE_ADD)]})
+    q.add(mkpod("p"))
+    qpi = q.pop()
+    qpi.attempts = 7  # popped often, e.g. scheduled but its binding failed: no backoff owed
+    fail(q, qpi)  # 1st consecutive error: 1 s
+    assert (qpi.consecutive_errors, qpi.unschedulable_count) == (1, 0)
+    assert q.backoff_expiry(qpi) == 1.0
+    clock.set(1.0)
+    q.flush_backoff_completed()
+    qpi = q.pop()
+    fail(q, qpi)  # 2nd consecutive error: 2 s from t=1
+    assert q.backoff_expiry(qpi) == 3.0
+    clock.set(3.0)
+    q.flush_backoff_completed()
+    qpi = q.pop()
+    fail(q, qpi, "A")  # a rejection: errors reset, 1st rejection: 1 s
+    assert (qpi.consecutive_errors, qpi.unschedulable_count) == (0, 1)
+    q.move_all_to_active_or_backoff(NODE_ADD)
+    assert q.where(qpi.uid) == "backoff" and q.backoff_expiry(qpi) == 4.0

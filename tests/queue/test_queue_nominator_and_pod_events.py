@@ -7,7 +7,12 @@ import pytest
 from scheduler_core.api.affinity import Affinity, PodAffinityTerm
 from scheduler_core.api.pod import Container
 from scheduler_core.api.selectors import LabelRequirement, LabelSelector, Toleration
-from scheduler_core.framework.interface import ActionType, ClusterEvent, ClusterEventWithHint
+from scheduler_core.framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from scheduler_core.plugins import names
 from scheduler_core.queue import pod_scheduling_properties_change
 from tests.queue.queue_helpers import make_queue, mkpod, pop_fail, relabel, with_spec
@@ -89,16 +94,51 @@ IPA_ADD = [ClusterEventWithHint(ClusterEvent("Pod", ActionType.ADD | ActionType.
          "empty-namespace-selector", "namespace-selector-labels", "pts-same-namespace",
          "pts-other-namespace", "no-affinity-terms"],
 )
-def test_assigned_pod_added_moves_only_cross_topology_pods(waiting, rejector, bound,
-                                                           want_moved):
+def test_assigned_pod_added_pre_filters_cross_topology_pods_only_in_legacy_mode(
+        waiting, rejector, bound, want_moved):
+    """Without queueing hints the queue pre-filters the pool
+    (getUnschedulablePodsWithCrossTopologyTerm); with them (v1.34's event handler calls
+    MoveAllToActiveOrBackoffQueue) every pool pod goes to its rejectors' hints, here a
+    registration without a hint function, so it always moves."""
     ns_labels = {"team-a": {"team": "a"}}
-    q, clock = make_queue({"InterPodAffinity": IPA_ADD, names.POD_TOPOLOGY_SPREAD: IPA_ADD},
-                          namespace_labels=lambda ns: ns_labels.get(ns, {}))
-    q.add(waiting)
-    pop_fail(q, rejector)
-    clock.advance(5)
     bound.node_name = "n1"
-    assert q.assigned_pod_added(bound) == int(want_moved)
+    for hints_on, want in ((False, int(want_moved)), (True, 1)):
+        q, clock = make_queue({"InterPodAffinity": IPA_ADD, names.POD_TOPOLOGY_SPREAD: IPA_ADD},
+                              namespace_labels=lambda ns: ns_labels.get(ns, {}),
+                              queueing_hints_enabled=hints_on)
+        q.add(waiting)
+        pop_fail(q, rejector)
+        clock.advance(5)
+        assert q.assigned_pod_added(bound) == want, hints_on
+
+
+def test_assigned_pod_added_asks_every_rejectors_hint_with_queueing_hints():
+    """A pod rejected by a plugin whose hint looks at the new pod moves only when the hint
+    says Queue; a pod whose rejector did not register Pod/Add stays."""
+    seen = []
+
+    def web_only(pod, old, new):
+        seen.append((pod.name, new.name))
+        return QueueingHint.QUEUE if new.labels.get("app") == "web" else QueueingHint.QUEUE_SKIP
+
+    q, clock = make_queue({
+        "Custom": [ClusterEventWithHint(ClusterEvent("Pod", ActionType.ADD), web_only)],
+        names.NODE_RESOURCES_FIT: [ClusterEventWithHint(ClusterEvent("Pod", ActionType.DELETE))],
+    })
+    custom, fit = mkpod("custom"), mkpod("fit")
+    q.add(custom)  # no affinity terms: legacy mode would never look at it
+    q.add(fit)
+    pop_fail(q, "Custom")
+    pop_fail(q, names.NODE_RESOURCES_FIT)
+    clock.advance(5)
+    db = mkpod("db", labels={"app": "db"})
+    db.node_name = "n1"
+    assert q.assigned_pod_added(db) == 0
+    web = mkpod("web", labels={"app": "web"})
+    web.node_name = "n1"
+    assert q.assigned_pod_added(web) == 1
+    assert seen == [("custom", "db"), ("custom", "web")]
+    assert q.where(custom.uid) == "active" and q.where(fit.uid) == "unschedulable"
 
 
 def test_assigned_pod_deleted_moves_all_registered():
@@ -179,3 +219,21 @@ def test_gated_pods_with_matching_affinity_stay_parked_while_others_move():
     released = with_spec(gated[0], scheduling_gates=())
     assert q.update(gated[0], released) == "active"
     assert q.gated_count() == 49
+
+
+def test_deleting_a_nominated_pod_asks_pods_of_lower_or_equal_priority():
+    """Upstream's deletePodFromSchedulingQueue: a deleted unscheduled pod that was nominated
+    moves the pool as an assigned pod's deletion would, for pods not above its priority."""
+    reg = [ClusterEventWithHint(ClusterEvent("Pod", ActionType.DELETE))]
+    q, clock = make_queue({names.NODE_RESOURCES_FIT: reg})
+    low, high = mkpod("low", 5), mkpod("high", 50)
+    q.add(low)
+    q.add(high)
+    pop_fail(q, names.NODE_RESOURCES_FIT)  # high pops first
+    pop_fail(q, names.NODE_RESOURCES_FIT)
+    clock.advance(5)
+    nominated = mkpod("nominated", 10, nominated="n1")
+    q.add(nominated)
+    assert q.delete(nominated)
+    assert q.nominated_pod_deleted(nominated) == 1
+    assert q.where(low.uid) == "active" and q.where(high.uid) == "unschedulable"

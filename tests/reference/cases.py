@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.builders import expr, make_node, make_pod, term
+from tests.builders import expr, make_node, make_pod, name_in, term
 from workloads.reference import ReferenceClient
 from workloads.reference.core import evaluate_core, load_core
 from workloads.reference.model import Evaluation
@@ -99,3 +99,20 @@ def no_victims_cluster() -> list[Manifest]:
             bound("a0", "n0", "3", priority=50, second=1),
             bound("b0", "n1", "3", priority=50, second=2),
             make_pod("mid").req(cpu="2", memory="100Mi").priority(10).manifest()]
+
+
+def too_small_cluster() -> list[Manifest]:
+    """n0: 4 CPU in all (free); n1: 8 CPU held by two priority-50 pods. big (priority 10)
+    asks for 6 CPU: n0 can never hold it, n1 only without pods big may not preempt."""
+    return [node("n0", memory="32Gi").manifest(), node("n1", cpu="8", memory="32Gi").manifest(),
+            bound("h0", "n1", "4", priority=50, second=1),
+            bound("h1", "n1", "4", priority=50, second=2),
+            make_pod("big").req(cpu="6", memory="100Mi").priority(10).manifest()]
+
+
+def conflicting_affinity_cluster() -> list[Manifest]:
+    """Two nodes; pod x requires metadata.name to be both n0 and n1 (one term): NodeAffinity's
+    PreFilter rejects it at once, before DynamicResources' PreFilter runs."""
+    x = make_pod("x").req(cpu="1", memory="100Mi") \
+        .required_terms(term(fields=[name_in("n0"), name_in("n1")])).manifest()
+    return [node("n0").manifest(), node("n1").manifest(), x]

@@ -1,23 +1,23 @@
 """The real kube-scheduler (v1.34, through the reference binary) and scheduler_core evaluate
 the same pending pod on the same tiny cluster; their decisions are compared step by step.
 
-Where they disagree the core is not changed here: the test is marked xfail(strict=True) with
+Where they disagree and the core is not changed, the test is marked xfail(strict=True) with
 the exact difference (pod, node, plugin, core's value, the reference's), so it starts failing
 (XPASS) the day the core or the reference changes.
 """
 
 from __future__ import annotations
 
-import pytest
-
 from tests.reference.cases import (
     affinity_cluster,
+    conflicting_affinity_cluster,
     evaluate_both,
     fit_cluster,
     no_victims_cluster,
     preemption_cluster,
     score_cluster,
     taint_cluster,
+    too_small_cluster,
 )
 
 # Score plugins both sides run on these clusters (the reference also has VolumeBinding,
@@ -38,14 +38,13 @@ def test_fit_filter_rejects_the_node_without_room(reference):
     assert ref.score.best == core.score.best == frozenset({"n3"})
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pod default/p (3 CPU) on node n2 (2 CPU allocatable in all), plugin NodeResourcesFit: "
-    "core Unschedulable 'Insufficient cpu', reference (v1.34) UnschedulableAndUnresolvable "
-    "'Insufficient cpu' (a request above the node's total allocatable; docs/fidelity.md keeps "
-    "the older code)"))
 def test_fit_filter_code_when_the_request_exceeds_allocatable(reference):
+    # v1.34: p asks 3 CPU, n2 has 2 CPU allocatable in all: removing pods cannot help, so the
+    # node is UnschedulableAndUnresolvable (and no preemption candidate)
     ref, core = evaluate_both(reference, fit_cluster(), "p")
     assert core.filter.rejected["n2"] == ref.filter.rejected["n2"]
+    assert ref.filter.rejected["n2"].code == "UnschedulableAndUnresolvable"
+    assert ref.filter.rejected["n2"].reasons == ("Insufficient cpu",)
 
 
 def test_taint_toleration_filter_feasible_nodes(reference):
@@ -67,13 +66,20 @@ def test_a_toleration_admits_the_tainted_node(reference):
     assert ref.score.best == core.score.best == frozenset({"t1", "t3"})
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pod default/q on node t1 (taint dedicated=gpu:NoSchedule), plugin TaintToleration: core "
-    "reason 'node(s) had untolerated taint {dedicated: gpu}', reference (v1.34) "
-    "'node(s) had untolerated taint(s)'"))
 def test_taint_toleration_reason(reference):
     ref, core = evaluate_both(reference, taint_cluster(tolerate=False), "q")
-    assert core.filter.rejected["t1"].reasons == ref.filter.rejected["t1"].reasons
+    assert core.filter.rejected["t1"].reasons == ref.filter.rejected["t1"].reasons == (
+        "node(s) had untolerated taint(s)",)
+
+
+def test_taint_toleration_message_counts_tainted_nodes(reference):
+    # every node rejected: the histogram counts the one v1.34 reason (no taint named)
+    objects = [m for m in taint_cluster(tolerate=False)
+               if m["kind"] != "Node" or m["metadata"]["name"] == "t1"]
+    ref, core = evaluate_both(reference, objects, "q", post_filter=True)
+    assert ref.outcome == core.outcome == "Unschedulable"
+    assert ref.message == core.message
+    assert ref.message.startswith("0/1 nodes are available: 1 node(s) had untolerated taint(s).")
 
 
 def test_node_affinity_required_and_preferred(reference):
@@ -158,12 +164,41 @@ def test_no_victims_same_nomination_and_filter(reference):
     assert ref.post_filter.status.code == core.post_filter.status.code == "Unschedulable"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pod default/mid (no preemption victims), PostFilter: reference (v1.34) runs "
-    "DynamicResources' PostFilter first, so its status is DynamicResources' with reasons "
-    "['no new claims to deallocate', 'preemption: 0/2 nodes are available: 2 No preemption "
-    "victims found for incoming pod.'] and the message ends '... incoming pod.'; core: "
-    "plugin '' with only the preemption reason, and the message ends 'incoming pod..'"))
 def test_no_victims_message(reference):
+    # v1.34: DynamicResources' PostFilter runs before DefaultPreemption's and, for a pod
+    # without claims, adds its reason; the framework appends the message without a period
     ref, core = evaluate_both(reference, no_victims_cluster(), "mid", post_filter=True)
     assert core.message == ref.message
+    assert (core.post_filter.status.plugin, core.post_filter.status.reasons) == \
+        (ref.post_filter.status.plugin, ref.post_filter.status.reasons) == (
+            "DynamicResources",
+            ("no new claims to deallocate",
+             "preemption: 0/2 nodes are available: 2 No preemption victims found for "
+             "incoming pod."))
+    assert ref.message.endswith(
+        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 No preemption "
+        "victims found for incoming pod.")
+
+
+def test_a_node_too_small_for_the_request_is_no_preemption_candidate(reference):
+    # n0 (4 CPU) can never hold 6 CPU: UnschedulableAndUnresolvable, so preemption does not
+    # try it ("Preemption is not helpful"); n1 is tried and has no victim of lower priority
+    ref, core = evaluate_both(reference, too_small_cluster(), "big", post_filter=True)
+    assert ref.filter.rejected == core.filter.rejected
+    assert ref.filter.rejected["n0"].code == "UnschedulableAndUnresolvable"
+    assert ref.filter.rejected["n1"].code == "Unschedulable"
+    assert ref.post_filter.nominated_node == core.post_filter.nominated_node == ""
+    assert ref.message == core.message
+    assert "1 No preemption victims found for incoming pod, 1 Preemption is not helpful " \
+           "for scheduling." in ref.message
+
+
+def test_post_filter_after_a_prefilter_that_stops_early(reference):
+    # NodeAffinity's PreFilter rejects the pod before DynamicResources' PreFilter ran:
+    # DynamicResources' PostFilter finds no state and errs, so preemption never runs
+    ref, core = evaluate_both(reference, conflicting_affinity_cluster(), "x", post_filter=True)
+    assert ref.pre_filter.status == core.pre_filter.status
+    assert (ref.post_filter.status.code, ref.post_filter.status.plugin) == \
+        (core.post_filter.status.code, core.post_filter.status.plugin) == \
+        ("Error", "DynamicResources")
+    assert ref.message == core.message

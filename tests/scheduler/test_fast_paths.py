@@ -233,12 +233,12 @@ FILTER_CASES = [
      {"tainted": None, "big": None, "small": None}),
     ("every-rejection", make_pod().req(cpu="2"), None,
      {"big": None, "small": ("Insufficient cpu",),
-      "tainted": ("node(s) had untolerated taint {dedicated: infra}",),
+      "tainted": ("node(s) had untolerated taint(s)",),
       "cordoned": ("node(s) were unschedulable",),
-      "tiny-tainted": ("node(s) had untolerated taint {dedicated: infra}",)}),
+      "tiny-tainted": ("node(s) had untolerated taint(s)",)}),
     ("first-rejecting-plugin-wins", make_pod().req(cpu="2").toleration(
         "node.kubernetes.io/unschedulable", operator="Exists", effect="NoSchedule"), [4, 3, 1],
-     {"tiny-tainted": ("node(s) had untolerated taint {dedicated: infra}",),
+     {"tiny-tainted": ("node(s) had untolerated taint(s)",),
       "cordoned": None, "small": ("Insufficient cpu",)}),
     ("only-resources-reject", make_pod().req(cpu="2"), [0, 1],
      {"big": None, "small": ("Insufficient cpu",)}),
@@ -368,8 +368,9 @@ def test_fit_error_message_keeps_upstream_reasons(make_scheduler):
     sched.run_until_idle()
     assert cluster.pods["default/fits"].node_name == "big"
     assert sched.failures["default/stuck"].startswith(
-        "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}, "
-        "1 node(s) were unschedulable, 2 Insufficient cpu. preemption: ")
+        "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
+        "1 node(s) were unschedulable, 2 Insufficient cpu. no new claims to deallocate, "
+        "preemption: ")
 
 
 # --------------------------------------------------------------------------- 6. queue

@@ -82,10 +82,12 @@ def test_required_anti_affinity_on_hostname_never_colocates(make_scheduler):
     reasons = sched.pending_reasons()
     assert reasons["default/web6"] == (
         "0/5 nodes are available: 5 node(s) didn't match pod anti-affinity rules."
-        " preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod..")
+        " no new claims to deallocate, "
+        "preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod.")
     assert reasons["default/plain-web"] == (
         "0/5 nodes are available: 5 node(s) didn't satisfy existing pods anti-affinity rules."
-        " preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod..")
+        " no new claims to deallocate, "
+        "preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod.")
 
 
 def test_required_affinity_on_zone_follows_the_first_pod(make_scheduler):
@@ -107,7 +109,8 @@ def test_affinity_without_a_peer_waits_then_follows_it(make_scheduler):
     sched.run_until_idle()
     assert sched.pending_reasons()["default/client"] == (
         "0/5 nodes are available: 5 node(s) didn't match pod affinity rules."
-        " preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling..")
+        " no new claims to deallocate, "
+        "preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.")
     peer = pod("db", "db")
     peer.node_name = "n3"  # a bound pod appears: the hint requeues the client
     cluster.add_pod(peer)

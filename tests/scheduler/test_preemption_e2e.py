@@ -104,7 +104,8 @@ def test_others_leave_the_freed_room_to_the_nominated_pod(make_scheduler, prio):
     # the nominated node is rejected by the nominated pass, with that pass's reason
     assert msg.startswith("0/3 nodes are available: 3 Insufficient cpu.")
     if not prio:
-        assert msg.startswith("0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 "
+        assert msg.startswith("0/3 nodes are available: 3 Insufficient cpu. "
+                              "no new claims to deallocate, preemption: 0/3 "
                               "nodes are available: 3 No preemption victims found for incoming "
                               "pod.")
     sched.run_until_idle()
@@ -195,11 +196,15 @@ def test_not_helpful_message_and_never_policy(make_scheduler):
     cluster.add_pod(big)
     sched.run_until_idle()
     assert "default/low" in cluster.pods and not never.node_name and not big.node_name
-    assert sched.failures["default/never"].startswith(
-        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {k: v}. "
-        "preemption: not eligible due to preemptionPolicy=Never.")
-    assert "preemption: 0/3 nodes are available: 1 Insufficient cpu, 2 Preemption is not " \
-        "helpful for scheduling." in sched.failures["default/big"]
+    assert sched.failures["default/never"] == (
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s). "
+        "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.")
+    # big asks 4 CPU of a 1-CPU node: UnschedulableAndUnresolvable there (v1.34), so no node
+    # is worth a dry run
+    assert sched.failures["default/big"] == (
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s). "
+        "no new claims to deallocate, preemption: 0/3 nodes are available: "
+        "3 Preemption is not helpful for scheduling.")
 
 
 def test_nomination_is_cleared_when_preemption_no_longer_helps(make_scheduler):
@@ -277,3 +282,26 @@ def test_property_victims_are_lower_priority_and_minimal(make_scheduler, case):
             assert not fits(), f"{v.name} was evicted needlessly"
         finally:
             table.remove_pod(v, slot)
+
+
+def test_deleting_a_nominated_preemptor_requeues_the_pods_it_kept_out(make_scheduler):
+    """mid is rejected on n0 because the nominated preemptor high holds the room there; when
+    high is deleted before it binds, mid is asked again at once (v1.34's
+    deletePodFromSchedulingQueue and NodeResourcesFit's hint for a nominated pod), instead of
+    waiting for the 5-minute flush."""
+    cluster, sched = make_scheduler(nodes(1))
+    cluster.add_pod(pod("victim", "4", 0))
+    sched.run_until_idle()
+    high = pod("high", "4", 100)
+    cluster.add_pod(high)
+    sched.schedule_one()  # preempts victim, nominated to n0, backing off
+    assert "default/victim" not in cluster.pods and high.nominated_node_name == "n0"
+    mid = pod("mid", "1", 50)
+    cluster.add_pod(mid)
+    sched.schedule_one()  # mid pops first: n0's room is high's
+    assert not mid.node_name and "Insufficient cpu" in sched.failures["default/mid"]
+    assert sched.queue.where(mid.uid) == "unschedulable"
+    cluster.delete_pod("default", "high")
+    assert sched.queue.where(mid.uid) in ("active", "backoff")
+    sched.run_until_idle()
+    assert mid.node_name == "n0"

@@ -56,7 +56,7 @@ def test_no_fit_returns_the_diagnosis_and_the_cycle_makes_the_status(make_schedu
     assert result.diagnosis is not None and len(result.diagnosis.slots) == 4
     sched.run_until_idle()
     assert sched.failures["default/p"].startswith(
-        "0/4 nodes are available: 4 node(s) had untolerated taint {dedicated: infra}.")
+        "0/4 nodes are available: 4 node(s) had untolerated taint(s).")
 
 
 def test_a_pre_filter_error_is_returned_not_raised(make_scheduler, monkeypatch):

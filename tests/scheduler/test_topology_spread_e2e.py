@@ -153,8 +153,8 @@ def test_pending_when_only_the_least_loaded_zone_is_full():
     assert zones == {"zone-0": 3, "zone-1": 2}
     assert list(sched.pending_reasons().values()) == [
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match pod topology "
-        "spread constraints. preemption: 0/2 nodes are available: 2 No preemption victims "
-        "found for incoming pod.."]
+        "spread constraints. no new claims to deallocate, preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod."]
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -97,7 +97,9 @@ def test_decision_rows_for_three_nodes(tmp_path):
         (None, "PreFilter", affinity, "Skip", None, None, None, None, False),
         (None, "PreFilter", fit, ok, None, None, None, None, False),
         ("n-0", "Filter", unsched, ok, None, None, None, None, False),
-        ("n-0", "Filter", fit, "Unschedulable", "Insufficient cpu", None, None, None, False),
+        # n-0 has 1 CPU in all for a 2-CPU pod: UnschedulableAndUnresolvable (v1.34)
+        ("n-0", "Filter", fit, "UnschedulableAndUnresolvable", "Insufficient cpu", None, None,
+         None, False),
         ("n-1", "Filter", unsched, ok, None, None, None, None, True),
         ("n-1", "Filter", fit, ok, None, None, None, None, True),
         ("n-1", "Filter", taint, ok, None, None, None, None, True),

@@ -25,7 +25,7 @@ once, before the scheduler resumes. The run ends after the last op, as upstream 
 then (no implicit final barrier).
 
 Feature gates: ``SchedulerQueueingHints`` and ``SchedulerPopFromBackoffQ`` (both on by
-default, as in v1.33) are honoured; every other gate is listed in ``ignored_feature_gates``.
+default, as in v1.34) are honoured; every other gate is listed in ``ignored_feature_gates``.
 ``schedulerConfigPath`` is loaded with ``load_config`` + ``build_frameworks``.
 
 Measurement switches (used by ``bench.measure``; the defaults are the normal run):

@@ -1,5 +1,5 @@
 """Feature gates: ``SchedulerQueueingHints`` and ``SchedulerPopFromBackoffQ`` (both on by
-default, as in v1.33) are honoured; every other gate is listed as ignored."""
+default, as in v1.34) are honoured; every other gate is listed as ignored."""
 
 from __future__ import annotations
 
