@@ -54,8 +54,8 @@ _CONTAINER_IGNORED = ("command", "args", "workingDir", "env", "envFrom", "volume
                       "lifecycle", "terminationMessagePath", "terminationMessagePolicy",
                       "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty",
                       "resizePolicy", "restartPolicyRules")
-_STATUS_MODELLED = ("nominatedNodeName", "startTime")
-_STATUS_IGNORED = ("phase", "conditions", "message", "reason", "hostIP", "hostIPs", "podIP",
+_STATUS_MODELLED = ("nominatedNodeName", "startTime", "conditions")
+_STATUS_IGNORED = ("phase", "message", "reason", "hostIP", "hostIPs", "podIP",
                    "podIPs", "initContainerStatuses", "containerStatuses",
                    "ephemeralContainerStatuses", "qosClass", "resize", "resourceClaimStatuses",
                    "observedGeneration")
@@ -138,8 +138,8 @@ class Pod:
     """A pod: identity, labels and mutable status around a shared immutable ``PodSpec``."""
 
     __slots__ = ("annotations", "deletion_timestamp", "labels", "name", "namespace",
-                 "node_name", "nominated_node_name", "owner_references", "priority", "spec",
-                 "start_time", "uid", "warnings")
+                 "node_name", "nominated_node_name", "owner_references", "preempted", "priority",
+                 "spec", "start_time", "uid", "warnings")
 
     def __init__(
         self,
@@ -155,6 +155,7 @@ class Pod:
         start_time: float | None = None,
         deletion_timestamp: float | None = None,
         warnings: tuple[str, ...] = (),
+        preempted: bool = False,
     ) -> None:
         self.name = name
         self.namespace = namespace
@@ -168,6 +169,9 @@ class Pod:
         self.priority = self.spec.priority if self.spec.priority is not None else 0
         self.start_time = start_time
         self.deletion_timestamp = deletion_timestamp
+        # status condition DisruptionTarget=True, reason PreemptionByScheduler: the pod is
+        # being evicted by a scheduler's preemption
+        self.preempted = preempted
         self.warnings = warnings
 
     @property
@@ -187,7 +191,8 @@ class Pod:
                   labels=dict(self.labels) if labels is None else labels,
                   owner_references=self.owner_references, annotations=self.annotations,
                   nominated_node_name=self.nominated_node_name, start_time=self.start_time,
-                  deletion_timestamp=self.deletion_timestamp, warnings=self.warnings)
+                  deletion_timestamp=self.deletion_timestamp, warnings=self.warnings,
+                  preempted=self.preempted)
         pod.priority = self.priority
         pod.node_name = self.node_name
         return pod
@@ -237,7 +242,20 @@ def _parse_pod(data: Any, default_namespace: str) -> Pod:
         start_time=_timestamp(status, "startTime"),
         deletion_timestamp=0.0 if meta.has("deletionTimestamp") else None,
         warnings=tuple(root.warnings),
+        preempted=_preempted(status),
     )
+
+
+def _preempted(status: Fields) -> bool:
+    """Whether ``status.conditions`` says the scheduler's preemption is evicting the pod
+    (DisruptionTarget, status True, reason PreemptionByScheduler); the first DisruptionTarget
+    condition decides, as upstream's podTerminatingByPreemption reads it."""
+    for _, c in status.items("conditions"):
+        c.check_keys(("type", "status", "reason"),
+                     ("message", "lastTransitionTime", "lastProbeTime", "observedGeneration"))
+        if c.str("type", required=True) == "DisruptionTarget":
+            return c.str("status") == "True" and c.str("reason") == "PreemptionByScheduler"
+    return False
 
 
 def _timestamp(f: Fields, key: str) -> float | None:

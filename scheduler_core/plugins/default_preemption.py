@@ -242,7 +242,10 @@ class DefaultPreemption:
             return ""
         if slot is not None:
             for p in table.pods[slot].values():
-                if p.priority < pod.priority and p.deletion_timestamp is not None:
+                # v1.34: only a pod being evicted by preemption (its DisruptionTarget
+                # condition) holds the preemptor back, not any pod being deleted
+                if p.priority < pod.priority and p.deletion_timestamp is not None and \
+                        p.preempted:
                     return NOT_ELIGIBLE_TERMINATING
         return ""
 

@@ -286,6 +286,7 @@ def _nominated_case(victim_prio: int, terminating: bool, taint_nominated: bool):
     victim = bound("v", "n0", "1", victim_prio)
     if terminating:
         victim.deletion_timestamp = 1.0
+        victim.preempted = True  # evicted by preemption (v1.34: only such a pod counts)
     cluster, sched, plugin = setup(nodes, [victim, bound("w", "n1", "1", 0)])
     pod = make_pod("p").req(cpu="1", memory="100Mi").priority(10).nominated("n0").obj()
     cluster.add_pod(pod)
@@ -308,6 +309,33 @@ def test_nominated_pod_eligibility(victim_prio, terminating, taint, eligible):
         assert result is None
         assert status.message == \
             "preemption: not eligible due to a terminating pod on the nominated node."
+
+
+def test_a_pod_deleted_by_someone_else_does_not_hold_the_preemptor_back():
+    """v1.34 (podTerminatingByPreemption): a lower-priority pod being deleted counts only
+    when the scheduler's preemption is evicting it (its DisruptionTarget condition)."""
+    sched, plugin, pod = _nominated_case(0, True, False)
+    for p in sched.cluster.pods.values():
+        p.preempted = False
+    _, status = preempt(sched, plugin, pod)
+    assert "not eligible" not in status.message
+
+
+def test_the_disruption_target_condition_is_read_from_the_manifest():
+    from scheduler_core.api.pod import Pod
+
+    def pod(conditions):
+        return Pod.from_manifest({
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "v"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+            "status": {"conditions": conditions}})
+
+    evicted = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+               "lastTransitionTime": "2025-01-01T00:00:00Z"}
+    assert pod([{"type": "PodScheduled", "status": "True"}, evicted]).preempted
+    assert not pod([{**evicted, "reason": "EvictionByEvictionAPI"}]).preempted
+    assert not pod([{**evicted, "status": "False"}]).preempted
+    assert not pod([]).preempted
 
 
 # --------------------------------------------------------------------------- potential nodes

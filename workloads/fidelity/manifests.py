@@ -85,6 +85,9 @@ def pod_manifest(pod: Pod) -> dict[str, Any]:
         status["nominatedNodeName"] = pod.nominated_node_name
     if pod.start_time is not None:
         status["startTime"] = rfc3339(pod.start_time)
+    if pod.preempted:
+        status["conditions"] = [{"type": "DisruptionTarget", "status": "True",
+                                 "reason": "PreemptionByScheduler"}]
     out: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
     if status:
         out["status"] = status
