@@ -22,6 +22,7 @@ type Request struct {
 	Namespace    string            `json:"namespace,omitempty"`
 	Name         string            `json:"name,omitempty"`
 	Node         string            `json:"node,omitempty"`
+	Args         json.RawMessage   `json:"args,omitempty"` // the arguments of an engine.* op
 }
 
 // ObjectRef names one object, for delete.
