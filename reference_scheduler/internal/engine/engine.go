@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -77,6 +78,7 @@ type Engine struct {
 	pods    map[string]map[string]*podTimes // namespace -> name -> times
 	bound   map[string]int                  // namespace -> pods bound
 	total   int
+	nodes   int           // nodes created (engine.create waits until the cache has them)
 	changed chan struct{} // receives (without blocking) after every bind
 }
 
@@ -96,7 +98,11 @@ func Start(parent context.Context, args StartArgs) (*Engine, *StartResult, *prot
 	}
 	if len(args.FeatureGates) > 0 {
 		if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(args.FeatureGates); err != nil {
-			return nil, nil, &protocol.Error{Kind: protocol.ErrInvalidConfig, Field: "featureGates", Message: "featureGates: " + err.Error()}
+			kind := protocol.ErrInvalidConfig
+			if strings.Contains(err.Error(), "is locked to") {
+				kind = protocol.ErrUnsupported // a gate v1.34 no longer lets anyone change
+			}
+			return nil, nil, &protocol.Error{Kind: kind, Field: "featureGates", Message: "featureGates: " + err.Error()}
 		}
 	}
 	cfg, perr := world.DecodeConfig(args.Config)

@@ -30,6 +30,7 @@ type CreateResult struct {
 // (the ones before it stay created). Pods are recorded with their creation time.
 func (e *Engine) Create(args CreateArgs) (*CreateResult, *protocol.Error) {
 	begin := time.Now()
+	nodes := 0
 	for i, raw := range args.Objects {
 		obj, kind, gvr, perr := e.admit.Prepare(raw, i)
 		if perr != nil {
@@ -37,8 +38,11 @@ func (e *Engine) Create(args CreateArgs) (*CreateResult, *protocol.Error) {
 		}
 		m, _ := meta.Accessor(obj)
 		ns, name := m.GetNamespace(), m.GetName()
-		if kind == "Pod" {
+		switch kind {
+		case "Pod":
 			e.notePod(ns, name)
+		case "Node":
+			nodes++
 		}
 		var action clienttesting.Action
 		if ns == "" {
@@ -55,6 +59,16 @@ func (e *Engine) Create(args CreateArgs) (*CreateResult, *protocol.Error) {
 				kindOf = protocol.ErrUnsupported
 			}
 			return nil, &protocol.Error{Kind: kindOf, Message: fmt.Sprintf("objects[%d]: creating %s %s/%s: %v", i, kind, ns, name, err)}
+		}
+	}
+	if nodes > 0 {
+		// as kube-apiserver's clients see: a node created before a pod is known to the
+		// scheduler when the pod arrives (the fake delivers events asynchronously, and a pod
+		// tried before its node is in the cache waits out a backoff)
+		e.nodes += nodes
+		want := e.nodes
+		if perr := waitFor(e.ctx, time.Minute, func() bool { return e.sched.Cache.NodeCount() >= want }); perr != nil {
+			return nil, protocol.NewError(protocol.ErrInternal, fmt.Sprintf("engine.create: the scheduler's cache has %d nodes of %d created after a minute", e.sched.Cache.NodeCount(), want))
 		}
 	}
 	return &CreateResult{Created: len(args.Objects), Seconds: time.Since(begin).Seconds()}, nil
@@ -112,6 +126,9 @@ func (e *Engine) Delete(args DeleteArgs) (*CreateResult, *protocol.Error) {
 			return nil, protocol.NewError(protocol.ErrInternal, fmt.Sprintf("refs[%d]: deleting %s %s/%s: %v", i, ref.Kind, ns, ref.Name, err))
 		}
 		e.admit.Forget(ref.Kind, old)
+		if ref.Kind == "Node" {
+			e.nodes--
+		}
 	}
 	return &CreateResult{Created: len(args.Refs), Seconds: time.Since(begin).Seconds()}, nil
 }
