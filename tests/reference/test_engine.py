@@ -161,11 +161,15 @@ def test_engine_ops_need_a_start(reference_binary):
         assert err.value.kind == "conflict" and "engine.start" in str(err.value)
 
 
-def test_a_locked_feature_gate_is_unsupported_on_the_engine(reference_binary):
+def test_a_locked_or_unknown_feature_gate_is_unsupported_on_the_engine(reference_binary):
     with ReferenceClient(reference_binary.path, timeout=60) as ref:
         with pytest.raises(ReferenceRequestError) as err:
             ref.request("engine.start", args={"featureGates": {"SchedulerQueueingHints": False}})
         assert err.value.kind == "unsupported" and "locked" in str(err.value)
+    with ReferenceClient(reference_binary.path, timeout=60) as ref:
+        with pytest.raises(ReferenceRequestError) as err:
+            ref.request("engine.start", args={"featureGates": {"NoSuchGateInV134": True}})
+        assert err.value.kind == "unsupported" and "NoSuchGateInV134" in str(err.value)
 
 
 def test_go_missing_is_bad_input(config, tmp_path, capsys, monkeypatch):

@@ -99,8 +99,8 @@ func Start(parent context.Context, args StartArgs) (*Engine, *StartResult, *prot
 	if len(args.FeatureGates) > 0 {
 		if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(args.FeatureGates); err != nil {
 			kind := protocol.ErrInvalidConfig
-			if strings.Contains(err.Error(), "is locked to") {
-				kind = protocol.ErrUnsupported // a gate v1.34 no longer lets anyone change
+			if msg := err.Error(); strings.Contains(msg, "is locked to") || strings.Contains(msg, "unrecognized feature gate") {
+				kind = protocol.ErrUnsupported // a gate v1.34 locks, or does not have
 			}
 			return nil, nil, &protocol.Error{Kind: kind, Field: "featureGates", Message: "featureGates: " + err.Error()}
 		}
