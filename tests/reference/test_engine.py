@@ -50,8 +50,31 @@ def config(tmp_path: Path) -> Path:
         "    deletePodsPerSecond: 0",
         "  workloads:",
         "  - name: 2Nodes",
+        # a window with a labelSelector: only the labelled pods are measured
+        "- name: Selected",
+        "  labels: [performance]",
+        "  workloadTemplate:",
+        "  - opcode: createNodes",
+        "    count: 2",
+        "  - opcode: startCollectingMetrics",
+        "    name: labelled",
+        "    namespaces: [sel]",
+        "    labelSelector: {type: measured}",
+        "  - opcode: createPods",
+        "    count: 7",
+        "    namespace: sel",
+        "    podTemplatePath: pod-measured.yaml",
+        "  - opcode: createPods",
+        "    count: 3",
+        "    namespace: sel",
+        "  - opcode: stopCollectingMetrics",
+        "  workloads:",
+        "  - name: 2Nodes",
         "", ""])
     (folder / "performance-config.yaml").write_text(text)
+    (folder / "pod-measured.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: m-\n  labels:\n"
+        "    type: measured\nspec:\n  containers:\n  - name: c\n    image: i\n")
     return folder.parent
 
 
@@ -65,7 +88,8 @@ def test_both_engines_schedule_every_pod_and_say_which_engine(config, tmp_path, 
     assert code == 0, captured.err
     doc = json.loads(captured.out)
     runs = {(w["workload"], w["engine"]): w for w in doc["workloads"]}
-    assert set(runs) == {(name, engine) for name in ("Tiny/4Nodes", "Deleting/2Nodes")
+    assert set(runs) == {(name, engine) for name in ("Tiny/4Nodes", "Deleting/2Nodes",
+                                                     "Selected/2Nodes")
                          for engine in (ENGINE_CORE, f"{ENGINE_KUBE} GOMAXPROCS=1",
                                         f"{ENGINE_KUBE} GOMAXPROCS=2")}
     for engine in (ENGINE_CORE, f"{ENGINE_KUBE} GOMAXPROCS=1", f"{ENGINE_KUBE} GOMAXPROCS=2"):
@@ -93,10 +117,15 @@ def test_both_engines_schedule_every_pod_and_say_which_engine(config, tmp_path, 
         _sha(shared_cache)}
     assert set(kube_rows["kubernetes_version"].to_list()) == {"v1.34.4"}
     assert set(kube_rows["clock"].to_list()) == {"real"}
+    # the labelSelector window measured the 7 labelled pods of 10, on both engines
+    selected = results.filter((pl.col("metric") == "schedperf_pods")
+                              & (pl.col("bucket") == "Scheduled")
+                              & (pl.col("test_case") == "Selected"))
+    assert sorted(selected["value"].to_list()) == [7.0, 7.0, 7.0]
     # every measured pod of the supported workload was bound, on both engines
     scheduled = results.filter((pl.col("metric") == "schedperf_pods")
                                & (pl.col("bucket") == "Scheduled")
-                               & (pl.col("workload") == "4Nodes"))
+                               & (pl.col("test_case") == "Tiny"))
     assert sorted(scheduled["value"].to_list()) == [30.0, 30.0, 30.0]
     placements = pl.read_parquet(out / "placements.parquet")
     assert placements.filter(pl.col("workload") == "4Nodes")["node"].null_count() == 0

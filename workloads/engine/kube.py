@@ -90,9 +90,6 @@ def unsupported_op(op: Op) -> str | None:
         if op.label_selector:
             return "barrier with labelSelector is not supported by the kube-scheduler engine yet"
         return None
-    if isinstance(op, StartCollectingMetrics) and op.label_selector:
-        return ("startCollectingMetrics with labelSelector is not supported by the "
-                "kube-scheduler engine yet")
     if isinstance(op, (CreateNodes, CreateNamespaces, Sleep, StartCollectingMetrics,
                        StopCollectingMetrics)):
         return None
@@ -106,6 +103,7 @@ class _Window:
     t0: float
     cpu0: float
     wall0: float
+    selector: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -118,6 +116,8 @@ class _KubeRun:
     names: NameGenerator = field(default_factory=NameGenerator)
     created: dict[str, int] = field(default_factory=dict)  # namespace -> pods created
     namespaces: set[str] = field(default_factory=set)
+    # (namespace, name) -> labels of the pods created, for windows with a labelSelector
+    pod_labels: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     window: _Window | None = None
     items: list[DataItem] = field(default_factory=list)
     measured_seconds: float = 0.0
@@ -158,13 +158,15 @@ class _KubeRun:
                 f"{want} pods scheduled, got {reply['bound']} after {limit:g} s "
                 f"({reply['pending']} pods pending in the scheduling queue{queue})")
 
-    def open_window(self, name: str, namespaces: tuple[str, ...]) -> None:
+    def open_window(self, name: str, namespaces: tuple[str, ...],
+                    selector: Mapping[str, str] | None = None) -> None:
         if self.window is not None:
             raise WorkloadError("metrics collection is overlapping. Probably second collector "
                                 "was started before stopping a previous one")
         s = self.stats()
         self.window = _Window(f"{self.tc.name}/{self.w.name}/{name}", namespaces,
-                              s["seconds"], s["cpuSeconds"], time.perf_counter())
+                              s["seconds"], s["cpuSeconds"], time.perf_counter(),
+                              dict(selector or {}))
 
     def close_window(self) -> None:
         win = self.window
@@ -175,7 +177,13 @@ class _KubeRun:
         seconds, cpu = s["seconds"] - win.t0, s["cpuSeconds"] - win.cpu0
         self.measured_seconds += seconds
         self.cpu_seconds += cpu
-        self.items.extend(window_items(win.name, s["pods"], win.t0, s["seconds"], cpu,
+        pods = s["pods"]
+        if win.selector:  # upstream's labelSelector: the pods whose labels match it
+            sel = win.selector.items()
+            pods = [p for p in pods if all(
+                self.pod_labels.get((p["namespace"], p["name"]), {}).get(k) == v
+                for k, v in sel)]
+        self.items.extend(window_items(win.name, pods, win.t0, s["seconds"], cpu,
                                        self.opts.sample_interval))
 
 
@@ -271,7 +279,7 @@ def _run_op(run: _KubeRun, op: Op, prepared: Any) -> None:
     elif isinstance(op, Sleep):
         time.sleep(min(op.duration, run.left()))
     elif isinstance(op, StartCollectingMetrics):
-        run.open_window(op.name, op.namespaces)
+        run.open_window(op.name, op.namespaces, op.label_selector)
     elif isinstance(op, StopCollectingMetrics):
         run.close_window()
 
@@ -284,6 +292,9 @@ def _create_pods(run: _KubeRun, op: CreatePods, factory: PodManifests) -> None:
         run.open_window(ns, (ns,))
     for start in range(0, op.count, BATCH):
         batch = [factory.make(i, op.count) for i in range(start, min(op.count, start + BATCH))]
+        for m in batch:
+            meta = m["metadata"]
+            run.pod_labels[(ns, meta["name"])] = meta["labels"]
         run.create(batch)
         run.created[ns] += len(batch)
     if not op.skip_wait_to_completion:
