@@ -6,13 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DataItem", "Decision", "Placement", "WorkloadResult"]
+__all__ = ["ENGINES", "ENGINE_CORE", "ENGINE_KUBE", "DataItem", "Decision", "Placement",
+           "WorkloadResult"]
 
 STATUS_OK = "ok"
 STATUS_THRESHOLD_MISSED = "threshold-missed"
 STATUS_FAILED = "failed"
 STATUS_UNSUPPORTED = "unsupported"
 STATUS_TIMEOUT = "timeout"
+
+# which scheduler ran the workload (results.parquet's ``engine`` column)
+ENGINE_CORE = "schedperf-core"  # scheduler_core, in this process
+ENGINE_KUBE = "kube-scheduler"  # the real scheduler loop in the reference process
+ENGINES = (ENGINE_CORE, ENGINE_KUBE)
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,12 @@ class WorkloadResult:
     # scope, scheduling attempts) at every throughput sample, for upstream-style .dat files
     progress_samples: dict[str, list[tuple[float, int, int]]] = field(default_factory=dict)
     virtual_seconds: float = 0.0  # virtual time the run took (0 with the real clock)
+    engine: str = ENGINE_CORE  # one of ENGINES
+    # the kube-scheduler engine: GOMAXPROCS of its Go process, the Kubernetes version and the
+    # SHA-256 of the reference binary (None for scheduler_core)
+    engine_gomaxprocs: int | None = None
+    kubernetes_version: str | None = None
+    reference_sha256: str | None = None
 
     @property
     def name(self) -> str:

@@ -23,6 +23,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column
 
+from bench.cli.engines import (
+    EngineRun,
+    engine_options,
+    plan_engines,
+    reference_binary,
+    run_on_kube,
+)
 from bench.cli.output import WHOLE, output_console
 from bench.cli.run_summary import FORMATS, RunSummary, render
 from bench.interrupt import deferred_signals
@@ -39,6 +46,7 @@ from workloads.catalog.selection import BENCHMARK_DEFAULT_FILTER
 from workloads.config import TestCase, Workload
 from workloads.output import RunWriter, environment_fingerprint
 from workloads.result import (
+    ENGINE_CORE,
     STATUS_FAILED,
     STATUS_THRESHOLD_MISSED,
     STATUS_TIMEOUT,
@@ -100,15 +108,21 @@ def _shard_callback(ctx: click.Context, param: click.Parameter,
               show_default=True,
               help="The summary at the end: a table, or JSON / CSV on stdout (progress and "
                    "messages then go to stderr).")
+@engine_options
 @click.pass_context
 def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
         name_regex: str | None, out_dir: Path | None, seed: int, repeat: int,
         record_decisions: bool, timeout: float | None, clock: str,
-        profile_dir: Path | None, shard_spec: tuple[int, int] | None, fmt: str) -> None:
+        profile_dir: Path | None, shard_spec: tuple[int, int] | None, fmt: str,
+        engine: str, gomaxprocs: tuple[int, ...]) -> None:
     """Run the selected workloads; write DataItems JSON and Parquet results into --out.
 
     The results of every workload are written as soon as it finishes, so an interrupted
     run keeps the finished ones.
+
+    With --engine kube-scheduler or both, the workloads (also) run on the real kube-scheduler
+    loop in the reference process, once per --gomaxprocs value; both prints the engines'
+    pods/s, CPU per pod and their ratio side by side.
 
     Exit status: 0 all ok, 1 a threshold was missed, 2 bad input or a workload that failed or
     timed out, 130 / 143 interrupted by SIGINT / SIGTERM (the finished workloads are in
@@ -117,6 +131,8 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
     check_name_regex(name_regex)
     chosen = select_workloads(load_test_cases(configs), label_filter, name_regex)
     selected = len(chosen)
+    engines = plan_engines(engine, gomaxprocs)
+    binary = reference_binary(engines)
     if shard_spec is not None:
         chosen = shard(chosen, *shard_spec)
     started = datetime.now(UTC)
@@ -132,7 +148,8 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
                       "selected workloads", highlight=False)
     writer = RunWriter(out, env=env, run_id=run_id, started=started,
                        record_decisions=record_decisions)
-    summary = RunSummary(out=out, planned=len(chosen) * repeat, results=writer.finished,
+    summary = RunSummary(out=out, planned=len(chosen) * repeat * len(engines),
+                         results=writer.finished,
                          repeat=repeat)
     profiles: list[Path] = []
     if profile_dir is not None and not have_pyinstrument():
@@ -141,7 +158,7 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
     try:
         _run_all(chosen, repeat, writer, console, seed=seed, clock=clock,
                  record_decisions=record_decisions, timeout=timeout, profile_dir=profile_dir,
-                 profiles=profiles)
+                 profiles=profiles, engines=engines, binary=binary)
         writer.finish()
     except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM under bench.interrupt
         summary.interrupted_by = int(getattr(exc, "signum", signal.SIGINT))
@@ -160,18 +177,21 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
 
 def _run_all(chosen: list[tuple[TestCase, Workload]], repeat: int, writer: RunWriter,
              console: Console, *, seed: int, clock: str, record_decisions: bool,
-             timeout: float | None, profile_dir: Path | None, profiles: list[Path]) -> None:
+             timeout: float | None, profile_dir: Path | None, profiles: list[Path],
+             engines: list[EngineRun], binary: object | None = None) -> None:
     """Run every workload ``repeat`` times, handing each finished one to ``writer`` (signals
     wait until its files are written) and then to WORKLOAD_FINISHED_HOOKS."""
-    planned = len(chosen) * repeat
+    planned = len(chosen) * repeat * len(engines)
     with Progress(TextColumn("{task.description}", markup=False,
                              table_column=Column(overflow=WHOLE)),
                   BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
                   console=console) as progress:
         for round_no in range(1, repeat + 1):
-            for tc, w in chosen:
+            for (tc, w), eng in ((c, e) for c in chosen for e in engines):
                 label = w.full_name if repeat == 1 else f"{w.full_name} #{round_no}"
+                if len(engines) > 1 or eng.engine != ENGINE_CORE:
+                    label += f" [{eng.label}]"
                 task = progress.add_task(label, total=None, detail="")
 
                 def on_progress(ev: ProgressEvent, task: Any = task) -> None:
@@ -185,7 +205,11 @@ def _run_all(chosen: list[tuple[TestCase, Workload]], repeat: int, writer: RunWr
                                         record_decisions=record_decisions, timeout=timeout,
                                         progress=on_progress)
 
-                if profile_dir is None:
+                if eng.engine != ENGINE_CORE:
+                    result = run_on_kube(tc, w, eng, binary, timeout=timeout,
+                                         detail=lambda d, task=task: progress.update(
+                                             task, detail=d))
+                elif profile_dir is None:
                     result = one_run()
                 else:
                     result, files = profile_workload(

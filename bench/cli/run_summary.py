@@ -26,8 +26,15 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from bench.cli.engine_summary import (
+    comparison_rows,
+    comparison_table,
+    cpu_ms_per_pod,
+    engine_label,
+)
 from bench.interrupt import signal_name
 from workloads.result import (
+    ENGINE_CORE,
     STATUS_FAILED,
     STATUS_OK,
     STATUS_THRESHOLD_MISSED,
@@ -40,7 +47,7 @@ __all__ = ["FORMATS", "RunSummary", "render", "summary_document", "summary_rows"
 FORMATS = ("table", "json", "csv")
 THROUGHPUT_METRIC = "SchedulingThroughput"
 CSV_COLUMNS = ("workload", "round", "status", "pods_per_s", "attempts_per_pod", "wall_seconds",
-               "reason")
+               "reason", "engine", "cpu_ms_per_pod")
 _STATUS_STYLE = {STATUS_OK: "green", STATUS_THRESHOLD_MISSED: "yellow", STATUS_FAILED: "red",
                  STATUS_TIMEOUT: "red"}
 _FILE_KINDS = (("dataitems", "DataItems JSON"), ("progress", ".dat progress"),
@@ -77,8 +84,10 @@ def summary_rows(summary: RunSummary) -> list[dict[str, Any]]:
         rows.append({
             "workload": r.name, "round": round_no, "status": r.status,
             "pods_per_s": throughput(r),
-            "attempts_per_pod": r.attempts / r.scheduled_pods if r.scheduled_pods else None,
-            "wall_seconds": r.wall_seconds, "reason": r.reason,
+            "attempts_per_pod": (r.attempts / r.scheduled_pods
+                                 if r.scheduled_pods and r.engine == ENGINE_CORE else None),
+            "wall_seconds": r.wall_seconds, "reason": r.reason, "engine": engine_label(r),
+            "cpu_ms_per_pod": cpu_ms_per_pod(r),
         })
     return rows
 
@@ -95,6 +104,7 @@ def summary_document(summary: RunSummary) -> dict[str, Any]:
         "statuses": summary.statuses(),
         "files": {**summary.files, "total": sum(summary.files.values())},
         "workloads": summary_rows(summary),
+        "engines": comparison_rows(summary.results),
     }
 
 
@@ -112,6 +122,9 @@ def _table(summary: RunSummary) -> Table:
     table.add_column("workload", overflow="fold")
     if summary.repeat > 1:
         table.add_column("round", justify="right", overflow="fold")
+    engines = any(r.engine != ENGINE_CORE for _, r in summary.results)
+    if engines:
+        table.add_column("engine", overflow="fold")
     table.add_column("status", overflow="fold")
     table.add_column("pods/s Average", justify="right", overflow="fold")
     table.add_column("attempts/pod", justify="right", overflow="fold")
@@ -121,6 +134,8 @@ def _table(summary: RunSummary) -> Table:
         cells = [row["workload"]]
         if summary.repeat > 1:
             cells.append(str(row["round"]))
+        if engines:
+            cells.append(row["engine"])
         cells += [f"[{style}]{row['status']}[/]",
                   "-" if row["pods_per_s"] is None else f"{row['pods_per_s']:.1f}",
                   "-" if row["attempts_per_pod"] is None else f"{row['attempts_per_pod']:.2f}",
@@ -177,10 +192,15 @@ def render(summary: RunSummary, fmt: str, *, out: Console, err: Console) -> None
         out.file.write(_csv(summary))
     elif summary.results:
         _print_wide(out, _table(summary))
+        compared = comparison_rows(summary.results)
+        if compared:
+            _print_wide(out, comparison_table(compared))
     notes = out if fmt == "table" else err
     for round_no, r in summary.results:
         if r.status != STATUS_OK and r.reason:
             where = r.name if summary.repeat == 1 else f"{r.name} #{round_no}"
+            if r.engine != ENGINE_CORE:
+                where += f" ({engine_label(r)})"
             notes.print(Text.assemble((where, "bold"), f": {r.status}: {r.reason}"),
                         highlight=False, soft_wrap=True)
     if summary.results or any(summary.files.values()):

@@ -31,6 +31,7 @@ import polars as pl
 from bench.compare.samples import OUTCOME_SCHEMA, SCHEMA, outcome_row, outcomes_frame
 from bench.compare.worktrees import WorktreeError
 from workloads.catalog.selection import SelectionError, matches, parse_filter
+from workloads.result import ENGINE_CORE
 
 __all__ = ["UNCOMMON_LABEL", "Recorded", "RecordedError", "load_recorded", "select_recorded"]
 
@@ -156,8 +157,10 @@ def load_recorded(spec: str, side: str, *, store: Path | None = None) -> Recorde
         if not prefix:
             raise RecordedError(f"{spec}: give a commit hash (prefix) after 'commit:'")
         from reports.store import scan_store
+        from reports.store.schema import core_engine
 
-        df = scan_store(store).filter(pl.col("commit").str.starts_with(prefix)).collect()
+        df = (scan_store(store).filter(pl.col("commit").str.starts_with(prefix))
+              .filter(core_engine()).collect())
         if df.is_empty():
             raise RecordedError(f"{spec}: the store {store} has no results for that commit")
         rows, env, outcomes = _from_results(df, side, spec)
@@ -177,6 +180,8 @@ def load_recorded(spec: str, side: str, *, store: Path | None = None) -> Recorde
         df = pl.read_parquet(results)
     except Exception as exc:  # polars raises several kinds for a bad file
         raise RecordedError(f"{results}: not a readable Parquet file: {exc}") from None
+    if "engine" in df.columns:  # the kube-scheduler engine's rows are not this code's
+        df = df.filter(pl.col("engine").fill_null(ENGINE_CORE) == ENGINE_CORE)
     rows, env, outcomes = _from_results(df, side, str(results))
     return _recorded(rows, {"label": spec, "commit": env.get("commit"), "environment": env},
                      outcomes, _labels_of(outcomes))

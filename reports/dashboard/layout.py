@@ -52,11 +52,12 @@ def tag(text: str, kind: str) -> str:
 def page(ctx: SiteContext, title: str, body: list[str], *, depth: int = 0,
          here: str = "") -> str:
     """A whole document; ``depth`` is how many folders below the site root the page is,
-    ``here`` the nav entry to highlight (``index``, ``compare``, ``coverage``)."""
+    ``here`` the nav entry to highlight (``index``, ``compare``, ``coverage``, ``engines``)."""
     up = "../" * depth
     links = [("index", f"{up}index.html", "Workloads"),
              ("compare", f"{up}compare.html", "Release comparison"),
-             ("coverage", f"{up}coverage.html", "Coverage")]
+             ("coverage", f"{up}coverage.html", "Coverage"),
+             ("engines", f"{up}engines.html", "Engines")]
     if ctx.asv:
         links.append(("asv", f"{up}asv/index.html", "asv"))
     current = ' class="here"'

@@ -58,6 +58,7 @@ from reports.store import (
     scan_store,
 )
 from reports.store.history import workload_names
+from reports.store.schema import core_engine
 from workloads.output.parquet import STATUS_METRIC
 from workloads.result import STATUS_OK, STATUS_THRESHOLD_MISSED
 
@@ -336,7 +337,7 @@ def load_workloads(store: Path | str, *, seed: int = 0, repo: Path | str | None 
     history, else what ingest recorded; ``graph`` when already loaded), sorted by topic
     (None last), name, source and machine. Empty when the store has no data. Raises
     :class:`reports.store.GitError` when ``repo`` cannot be read."""
-    lf = scan_store(store)
+    lf = scan_store(store).filter(core_engine())
     buckets = choose_buckets(lf)
     if not buckets:
         return []

@@ -29,6 +29,7 @@ from reports.dashboard.compare import Comparisons, compare_release
 from reports.dashboard.compare_page import render_compare
 from reports.dashboard.coverage import CoverageHistory, load_coverage
 from reports.dashboard.coverage_page import render_coverage
+from reports.dashboard.engines import load_engine_rows, render_engines
 from reports.dashboard.index_page import render_index
 from reports.dashboard.layout import SiteContext
 from reports.dashboard.load import load_workloads, version_ranks
@@ -196,6 +197,9 @@ def build_site(store: Path | str, out: Path | str, *, title: str = DEFAULT_TITLE
     comparisons = compare_release(workloads, selection)
     try:
         coverage = load_coverage(store, repo=repo_path)
+        engines = load_engine_rows(store)
+    except pl.exceptions.PolarsError as exc:
+        raise DashboardError(f"store {store}: {str(exc).splitlines()[0]}") from exc
     except StoreGitError as exc:
         raise DashboardError(f"--repo {exc}") from exc
     except StoreError as exc:
@@ -217,6 +221,7 @@ def build_site(store: Path | str, out: Path | str, *, title: str = DEFAULT_TITLE
                                                      order_note=note, coverage=coverage),
                                         encoding="utf-8")
         (tmp / "coverage.html").write_text(render_coverage(ctx, coverage), encoding="utf-8")
+        (tmp / "engines.html").write_text(render_engines(ctx, engines), encoding="utf-8")
         (tmp / "compare.html").write_text(
             render_compare(ctx, comparisons, repo_given=repo_path is not None),
             encoding="utf-8")
@@ -227,6 +232,6 @@ def build_site(store: Path | str, out: Path | str, *, title: str = DEFAULT_TITLE
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return SiteSummary(out=out, workloads=len(workloads), pages=len(workloads) + 3,
+    return SiteSummary(out=out, workloads=len(workloads), pages=len(workloads) + 4,
                        asv=asv_dir, comparison=_comparison_line(comparisons, repo_path),
                        coverage=_coverage_line(coverage))

@@ -17,6 +17,7 @@ import polars as pl
 
 from reports.store.dataset import scan_store
 from reports.store.order import ORDER_UNKNOWN, CommitGraph, load_graph, order_series
+from reports.store.schema import core_engine
 from reports.store.steps import Step, judge_steps
 
 __all__ = ["DEFAULT_BUCKETS", "DEFAULT_METRIC", "HistoryError", "buckets_of", "history",
@@ -84,7 +85,7 @@ def history(store: Path | str, *, metric: str = DEFAULT_METRIC, bucket: str | No
         except re.error as exc:
             raise HistoryError(f"--workload {workload!r} is not a valid regular expression: "
                                f"{exc}") from exc
-    lf = scan_store(store)
+    lf = scan_store(store).filter(core_engine())
     if bucket is None:
         have = buckets_of(lf, metric, store)
         if not have:

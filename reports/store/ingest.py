@@ -51,6 +51,7 @@ from reports.store.schema import (
     CommitInfo,
     with_commit_info,
 )
+from workloads.result import ENGINE_CORE
 
 __all__ = ["DUPLICATE", "ERROR", "FLUSH_ROWS", "INGESTED", "FileOutcome", "IngestReport",
            "ingest_paths"]
@@ -188,8 +189,13 @@ def _parse(cand: Candidate, data: bytes, sha256: str) -> tuple[str, pa.Table, st
     return kind, table, note
 
 
+# parts written before results schema_version 3 have no engine: scheduler_core's
+_ENGINE_KEY = pl.col("engine").fill_null(ENGINE_CORE)
+
+
 def _keys(table: pa.Table) -> pl.DataFrame:
-    return pl.from_arrow(table.select(list(KEY_COLUMNS)))  # type: ignore[return-value]
+    frame: pl.DataFrame = pl.from_arrow(table.select(list(KEY_COLUMNS)))  # type: ignore[assignment]
+    return frame.with_columns(_ENGINE_KEY)
 
 
 def _drop_known(batch: list[_Pending], store: Path) -> None:
@@ -200,7 +206,7 @@ def _drop_known(batch: list[_Pending], store: Path) -> None:
     if store_files(store):
         try:
             stored = (scan_store(store).filter(pl.col("run_id").is_in(run_ids))
-                      .select(KEY_COLUMNS).unique().collect())
+                      .select(KEY_COLUMNS).with_columns(_ENGINE_KEY).unique().collect())
         except pl.exceptions.PolarsError as exc:
             raise StoreError(f"{store}: its data files cannot be read "
                              f"({str(exc).splitlines()[0]}); every *.parquet under the "

@@ -20,6 +20,7 @@ from reports.store.schema import (
     SOURCE_RUN,
     store_table,
 )
+from workloads.result import ENGINE_CORE
 
 __all__ = ["RESULTS_FILE", "RUN_SIDE_FILES", "parse_results_parquet"]
 
@@ -38,8 +39,21 @@ def _to_2(table: pa.Table) -> pa.Table:
                             pa.array([2] * table.num_rows, pa.int32()))
 
 
+def _to_3(table: pa.Table) -> pa.Table:
+    """Version 3 added the engine columns: every older run was scheduler_core's."""
+    n = table.num_rows
+    for name in ("engine", "engine_gomaxprocs", "kubernetes_version", "reference_sha256"):
+        if name not in table.column_names:
+            field = RESULTS_SCHEMA.field(name)
+            column = (pa.array([ENGINE_CORE] * n, pa.string()) if name == "engine"
+                      else pa.nulls(n, field.type))
+            table = table.append_column(field, column)
+    return table.set_column(table.schema.get_field_index("schema_version"), "schema_version",
+                            pa.array([3] * n, pa.int32()))
+
+
 # version n -> function upgrading a table of version n-1 to n
-_UPGRADES: dict[int, Callable[[pa.Table], pa.Table]] = {2: _to_2}
+_UPGRADES: dict[int, Callable[[pa.Table], pa.Table]] = {2: _to_2, 3: _to_3}
 
 
 def _read(data: bytes) -> pa.Table:

@@ -25,6 +25,7 @@ import polars as pl
 import pyarrow as pa
 
 from workloads.output.parquet import RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
+from workloads.result import ENGINE_CORE
 
 __all__ = [
     "DEFAULT_STORE",
@@ -40,6 +41,7 @@ __all__ = [
     "STORE_FIELDS",
     "STORE_SCHEMA",
     "CommitInfo",
+    "core_engine",
     "polars_schema",
     "store_table",
     "table_from_rows",
@@ -67,11 +69,21 @@ CommitInfo = tuple[datetime | None, tuple[str, ...] | None]
 STORE_SCHEMA = pa.schema([*RESULTS_SCHEMA, *STORE_FIELDS])
 
 # What identifies one measured value: a row of a new file whose key is already in the store
-# (same run, round, time, workload, metric, bucket, item labels) is not added again. This is
+# (same run, round, time, workload, metric, bucket, item labels, engine and its GOMAXPROCS;
+# a null engine, in parts written before schema_version 3, is scheduler_core's) is not added
+# again. This is
 # what makes a re-ingest after a crash (data written, bookkeeping not) add nothing, and a
 # results.parquet ingested mid-run and again at the end add only the new rounds.
 KEY_COLUMNS = ("run_id", "round", "timestamp", "test_case", "workload", "metric", "bucket",
-               "item_labels")
+               "item_labels", "engine", "engine_gomaxprocs")
+
+
+def core_engine() -> pl.Expr:
+    """True for the rows of scheduler_core's runs: ``engine`` is ``schedperf-core``, or null
+    (rows written before results schema_version 3, and asv / pytest-benchmark / DataItems
+    rows). The reports and the dashboard's histories read these; rows of the kube-scheduler
+    engine are a comparison, not a history of the code under test."""
+    return pl.col("engine").fill_null(ENGINE_CORE) == ENGINE_CORE
 
 
 def polars_schema() -> pl.Schema:

@@ -43,9 +43,9 @@ from workloads.output.parquet import (
     result_rows,
 )
 from workloads.output.progress import write_progress_files
-from workloads.result import WorkloadResult
+from workloads.result import ENGINE_CORE, WorkloadResult
 
-__all__ = ["RESULTS_FILE", "RunWriter"]
+__all__ = ["RESULTS_FILE", "RunWriter", "dataitems_topic"]
 
 RESULTS_FILE = "results.parquet"
 PLACEMENTS_FILE = "placements.parquet"
@@ -57,6 +57,15 @@ def _write_tables(path: Path, tables: list[pa.Table], schema: pa.Schema) -> Path
     buf = io.BytesIO()
     pq.write_table(table, buf)
     return atomic_write_bytes(path, buf.getvalue())
+
+
+def dataitems_topic(result: WorkloadResult) -> str:
+    """The topic part of a result's DataItems file name: the topic for scheduler_core; for
+    the kube-scheduler engine ``<topic>_kube-scheduler_GOMAXPROCS<n>``, so that the two
+    engines' items (same Name labels) are never in one file."""
+    if result.engine == ENGINE_CORE:
+        return result.topic
+    return f"{result.topic}_{result.engine}_GOMAXPROCS{result.engine_gomaxprocs}"
 
 
 class RunWriter:
@@ -125,10 +134,12 @@ class RunWriter:
                 self._wrote(_write_tables(self.out / name, [], schema), "parquet")
 
     def _write_dataitems(self, round_no: int, result: WorkloadResult, when: datetime) -> None:
-        """One DataItems file per topic and round, as upstream writes one per topic."""
-        key = (result.topic, round_no)
+        """One DataItems file per topic and round, as upstream writes one per topic (and per
+        engine: :func:`dataitems_topic`)."""
+        topic = dataitems_topic(result)
+        key = (topic, round_no)
         if key not in self._topics:
-            path = write_dataitems([result], self.out, result.topic, when)
+            path = write_dataitems([result], self.out, topic, when)
             self._topics[key] = (path, [result])
         else:
             path, results = self._topics[key]

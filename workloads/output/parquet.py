@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workloads.output.dataitems import atomic_write_bytes
-from workloads.result import STATUS_OK, Decision, WorkloadResult
+from workloads.result import ENGINE_CORE, STATUS_OK, Decision, WorkloadResult
 
 __all__ = [
     "DECISIONS_SCHEMA",
@@ -35,7 +35,7 @@ __all__ = [
     "write_results_parquet",
 ]
 
-RESULTS_SCHEMA_VERSION = 2
+RESULTS_SCHEMA_VERSION = 3
 
 _ENV_FIELDS: list[tuple[str, pa.DataType]] = [
     ("cpu_model", pa.string()),
@@ -53,6 +53,13 @@ _ENV_FIELDS: list[tuple[str, pa.DataType]] = [
     ("scheduler_core_origin", pa.string()),
     ("scheduler_core_dirty", pa.bool_()),
     ("scheduler_core_warning", pa.string()),
+]
+# schema_version 3: which scheduler ran the workload (per workload run, not per run)
+_ENGINE_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("engine", pa.string()),
+    ("engine_gomaxprocs", pa.int64()),
+    ("kubernetes_version", pa.string()),
+    ("reference_sha256", pa.string()),
 ]
 
 RESULTS_SCHEMA = pa.schema([
@@ -77,6 +84,7 @@ RESULTS_SCHEMA = pa.schema([
     ("unit", pa.string()),
     ("item_labels", pa.string()),
     *_ENV_FIELDS,
+    *_ENGINE_FIELDS,
 ])
 
 PLACEMENTS_SCHEMA = pa.schema([
@@ -108,7 +116,9 @@ DECISIONS_SCHEMA = pa.schema([
 # extra per-workload metrics: (metric, unit, value getter)
 _EXTRA_METRICS: list[tuple[str, str, Any]] = [
     ("attempts_per_scheduled_pod", "attempts/pod",
-     lambda r: r.attempts / r.scheduled_pods if r.scheduled_pods else None),
+     # the kube-scheduler engine does not count attempts: null
+     lambda r: r.attempts / r.scheduled_pods
+     if r.scheduled_pods and r.engine == ENGINE_CORE else None),
     ("cpu_seconds", "s", lambda r: r.cpu_seconds),
     ("peak_rss_bytes", "bytes", lambda r: r.peak_rss_bytes),
     ("wall_seconds", "s", lambda r: r.wall_seconds),
@@ -134,6 +144,15 @@ def _write_table(path: Path | str, rows: Sequence[Mapping[str, Any]],
     return atomic_write_bytes(path, buf.getvalue())
 
 
+def _engine_columns(r: WorkloadResult) -> dict[str, Any]:
+    cols: dict[str, Any] = {"engine": r.engine, "engine_gomaxprocs": r.engine_gomaxprocs,
+                            "kubernetes_version": r.kubernetes_version,
+                            "reference_sha256": r.reference_sha256}
+    if r.engine != ENGINE_CORE:
+        cols["clock"] = r.clock  # the kube-scheduler engine runs on the wall clock
+    return cols
+
+
 def result_rows(results: Results, env: Mapping[str, Any], *, run_id: str,
                 timestamp: datetime | None = None) -> list[dict[str, Any]]:
     """The tidy rows of ``results.parquet``: per workload and round, one row per DataItem
@@ -150,7 +169,7 @@ def result_rows(results: Results, env: Mapping[str, Any], *, run_id: str,
             "test_case": r.test_case, "workload": r.workload, "topic": r.topic,
             "params": json.dumps(r.params, sort_keys=True, default=str),
             "labels": ",".join(r.labels), "status": r.status, "status_reason": r.reason,
-            **env_cols,
+            **env_cols, **_engine_columns(r),
         }
         for item in r.data_items:
             labels = {k: v for k, v in item.labels.items() if k != "Metric"}

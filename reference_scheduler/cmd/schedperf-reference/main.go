@@ -45,6 +45,7 @@ func serve(in io.Reader, out io.Writer) int {
 	w := world.New()
 	defer w.Close()
 	s := &server{world: w}
+	defer s.stopEngine()
 	reader := bufio.NewReaderSize(in, 1<<20)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
@@ -81,8 +82,9 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 }
 
 type server struct {
-	world *world.World
-	hello bool
+	world  *world.World
+	hello  bool
+	engine *engineState // engine.* ops (engine_ops.go)
 }
 
 func (s *server) handle(line []byte) protocol.Reply {
@@ -139,7 +141,10 @@ func (s *server) dispatch(req *protocol.Request) (any, *protocol.Error) {
 		}
 		return evaluate.Run(s.world, req.Namespace, req.Name)
 	default:
+		if result, perr, ok := s.engineOp(req); ok {
+			return result, perr
+		}
 		return nil, &protocol.Error{Kind: protocol.ErrProtocol, Field: "op",
-			Message: fmt.Sprintf("unknown op %q (expected hello, version, config, apply, delete, bind or evaluate)", req.Op)}
+			Message: fmt.Sprintf("unknown op %q (expected hello, version, config, apply, delete, bind, evaluate or engine.*)", req.Op)}
 	}
 }

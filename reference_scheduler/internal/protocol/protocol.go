@@ -23,6 +23,7 @@ type Request struct {
 	Name         string            `json:"name,omitempty"`
 	Node         string            `json:"node,omitempty"`
 	StartTime    string            `json:"startTime,omitempty"`
+	Args         json.RawMessage   `json:"args,omitempty"` // the arguments of an engine.* op
 }
 
 // ObjectRef names one object, for delete.

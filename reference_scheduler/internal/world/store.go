@@ -23,8 +23,10 @@ func everything() labels.Selector { return labels.Everything() }
 
 // newClient is a fake clientset whose pods/binding creations bind the pod in the tracker, as
 // the API server's binding subresource does (nodeName set, PodScheduled condition true).
-func newClient() *fake.Clientset {
-	client := fake.NewClientset()
+func newClient() *fake.Clientset { return withBindingReactor(fake.NewClientset()) }
+
+// withBindingReactor adds the pods/binding reactor to a fake clientset.
+func withBindingReactor(client *fake.Clientset) *fake.Clientset {
 	tracker := client.Tracker()
 	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		create, ok := action.(clienttesting.CreateAction)

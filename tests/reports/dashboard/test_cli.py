@@ -28,7 +28,7 @@ def test_builds_and_reports(tmp_path: Path, one_commit: Project) -> None:
     code, stdout, _ = _invoke("--store", one_commit.store, "--out", out, "--repo",
                               one_commit.repo, "--title", "Nightly")
     assert code == 0
-    assert stdout == (f"wrote {out / 'index.html'}: 4 workloads, 7 pages; comparison: no "
+    assert stdout == (f"wrote {out / 'index.html'}: 4 workloads, 8 pages; comparison: no "
                       "release tag yet; coverage: no coverage maps\n")
     assert "<title>Nightly</title>" in (out / "index.html").read_text(encoding="utf-8")
     assert [p.name for p in tmp_path.iterdir()] == ["site"]  # no temporary folder left

@@ -1,0 +1,84 @@
+"""The kube-scheduler engine's Python side without Go: which ops it runs, the throughput and
+latency items from the engine's bind times, the objects it sends, and the side-by-side rows."""
+
+from __future__ import annotations
+
+from bench.cli.engine_summary import comparison_rows
+from workloads.config.ops import (
+    Barrier,
+    Churn,
+    CreateNodes,
+    CreatePods,
+    DeletePods,
+    LabelNodePrepareStrategy,
+)
+from workloads.engine.kube import throughput, unsupported_op, window_items
+from workloads.engine.manifests import NameGenerator, NodeManifests, PodManifests
+from workloads.result import ENGINE_CORE, ENGINE_KUBE, DataItem, WorkloadResult
+
+
+def test_ops_the_engine_cannot_run_yet_name_the_op():
+    assert unsupported_op(CreatePods(count=1, namespace="a")) is None
+    assert unsupported_op(Barrier()) is None
+    assert "steadyState" in unsupported_op(CreatePods(count=1, namespace="a",
+                                                      steady_state=True))
+    assert "Attempted" in unsupported_op(Barrier(stage_requirement="Attempted"))
+    assert "deletePods" in unsupported_op(DeletePods(namespace="a"))
+    assert "churn" in unsupported_op(Churn())
+
+
+def test_throughput_samples_the_bind_times_like_the_collector():
+    # 10 pods/s for 2 s: samples every 0.1 s after the first bind (the baseline)
+    binds = [i * 0.1 for i in range(1, 21)]
+    data = throughput(binds, 0.0, 2.0, 0.1)
+    assert data["Samples"] >= 15
+    assert abs(data["Perc50"] - 10.0) < 1e-6
+    # two binds in a short window: too few samples, the window's rate
+    short = throughput([0.01, 0.02], 0.0, 0.05, 0.1)
+    assert (short["Samples"], short["Average"]) == (0.0, 40.0)
+
+
+def test_window_items_count_only_the_window_and_measure_latency():
+    pods = [{"namespace": "n", "name": f"p{i}", "created": 1.0, "bound": 1.5, "node": "x"}
+            for i in range(4)]
+    pods.append({"namespace": "n", "name": "late", "created": 1.0, "bound": None, "node": ""})
+    pods.append({"namespace": "n", "name": "before", "created": 0.1, "bound": 0.2,
+                 "node": "x"})
+    items = {d.labels["Metric"]: d for d in window_items("T/w/n", pods, 1.0, 2.0, 0.02, 0.1)}
+    assert items["schedperf_pods"].data == {"Scheduled": 4.0, "Created": 5.0}
+    assert items["schedperf_cpu_seconds"].data["PerScheduledPodMs"] == 5.0
+    assert items["scheduler_pod_scheduling_duration_seconds"].unit == "ms"
+    assert items["SchedulingThroughput"].data["Average"] > 0
+
+
+def test_manifests_have_names_labels_and_strategies():
+    names = NameGenerator()
+    nodes = NodeManifests(CreateNodes(count=3, label_node_prepare_strategy=(
+        LabelNodePrepareStrategy(label_key="zone", label_values=("a", "b")))), 0, names)
+    made = [nodes.make(i, 3) for i in range(3)]
+    assert [n["metadata"]["name"] for n in made] == ["node-0-0", "node-0-1", "node-0-2"]
+    assert [n["metadata"]["labels"]["zone"] for n in made] == ["a", "b", "a"]
+    assert made[0]["metadata"]["labels"]["kubernetes.io/hostname"] == "node-0-0"
+    assert made[0]["status"]["allocatable"] == made[0]["status"]["capacity"]
+    assert "generateName" not in made[0]["metadata"]
+    pods = PodManifests(CreatePods(count=2, namespace="ns"), names)
+    p = [pods.make(i, 2) for i in range(2)]
+    assert [(x["metadata"]["namespace"], x["metadata"]["name"]) for x in p] == [
+        ("ns", "pod-0"), ("ns", "pod-1")]
+
+
+def _result(engine: str, pods_s: float, gomaxprocs: int | None = None) -> WorkloadResult:
+    r = WorkloadResult("T", "w", "misc", {}, (), engine=engine, engine_gomaxprocs=gomaxprocs)
+    r.data_items = [DataItem({"Average": pods_s}, "pods/s",
+                             {"Name": "T/w/n", "Metric": "SchedulingThroughput"})]
+    return r
+
+
+def test_comparison_rows_give_the_ratio_per_gomaxprocs():
+    rows = comparison_rows([(1, _result(ENGINE_CORE, 3000)), (1, _result(ENGINE_KUBE, 100, 1)),
+                            (1, _result(ENGINE_KUBE, 150, 2))])
+    (row,) = rows
+    assert row["core_pods_per_s"] == 3000
+    assert [(k["gomaxprocs"], k["ratio"]) for k in row["kube"]] == [(1, 30.0), (2, 20.0)]
+    assert comparison_rows([(1, _result(ENGINE_CORE, 3000))]) == []
+

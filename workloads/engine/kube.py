@@ -1,0 +1,393 @@
+"""Run one workload on the real kube-scheduler loop (the reference process's engine mode,
+docs/reference-scheduler.md "Engine mode"): the same ops, the same collectors' DataItems, on
+the wall clock.
+
+The ops create objects through the Go process's fake clientset (``engine.create``); its
+scheduler runs on its own goroutines meanwhile. Waits (createPods, barrier) are
+``engine.wait``; a collection window reads the Go process's clock and CPU time when it opens
+and closes (``engine.stats``) and, when it closes, when each pod of its namespaces was created
+and bound: SchedulingThroughput is then sampled from those bind times with the same
+:class:`~workloads.collectors.throughput.ThroughputCollector` rules as scheduler_core's runs,
+``scheduler_pod_scheduling_duration_seconds`` is bind time minus creation time, and CPU per pod
+is the Go process's CPU time over the window (the scheduler, its informers, the fake
+clientset and decoding the objects sent; not this Python process) per pod bound in it.
+
+Ops the engine cannot run yet make the workload ``unsupported`` with the op and the reason,
+before the Go process starts. Thresholds are not applied to this engine (its results carry
+no threshold judgement).
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from workloads.collectors.histograms import histogram_summary
+from workloads.collectors.throughput import PERCENTILES, ThroughputCollector
+from workloads.config import ConfigFileError, Op, TestCase, Workload, resolve
+from workloads.config.ops import (
+    Barrier,
+    CreateNamespaces,
+    CreateNodes,
+    CreatePods,
+    Sleep,
+    StartCollectingMetrics,
+    StopCollectingMetrics,
+)
+from workloads.engine.manifests import NameGenerator, NodeManifests, PodManifests
+from workloads.engine.manifests import namespace_manifest as ns_manifest
+from workloads.ops.create import prepare_create_namespaces
+from workloads.ops.errors import UnsupportedWorkload, WorkloadError
+from workloads.reference import ReferenceClient, ReferenceRequestError, ReferenceSchedulerError
+from workloads.result import (
+    ENGINE_KUBE,
+    STATUS_FAILED,
+    STATUS_OK,
+    STATUS_TIMEOUT,
+    STATUS_UNSUPPORTED,
+    DataItem,
+    Placement,
+    WorkloadResult,
+)
+from workloads.runner.metrics import MIN_SAMPLES, THROUGHPUT_METRIC, fill_labels
+
+__all__ = ["BATCH", "KubeEngineOptions", "run_kube_workload", "unsupported_op"]
+
+BATCH = 500  # objects per engine.create request: the scheduler starts on the first ones
+WAIT_LIMIT = 600.0  # seconds a wait may take without a --timeout (upstream's 10 minutes)
+_POD_METRIC = "scheduler_pod_scheduling_duration_seconds"
+
+
+@dataclass(frozen=True)
+class KubeEngineOptions:
+    """How to run the kube-scheduler engine: the reference binary, the Go process's
+    GOMAXPROCS, the wall-time limit and the throughput sampling interval."""
+
+    binary: Any  # workloads.reference.ReferenceBinary
+    gomaxprocs: int
+    timeout: float | None = None
+    sample_interval: float = 0.1
+    progress: Callable[[str, int], None] | None = None  # (opcode, pods bound)
+
+
+class _Timeout(Exception):
+    pass
+
+
+def unsupported_op(op: Op) -> str | None:
+    """Why the kube-scheduler engine cannot run ``op`` yet (None: it can)."""
+    if isinstance(op, CreatePods):
+        if op.steady_state:
+            return "createPods with steadyState is not supported by the kube-scheduler engine yet"
+        return None
+    if isinstance(op, Barrier):
+        if op.stage_requirement == "Attempted":
+            return ("barrier with stageRequirement Attempted is not supported by the "
+                    "kube-scheduler engine yet")
+        if op.label_selector:
+            return "barrier with labelSelector is not supported by the kube-scheduler engine yet"
+        return None
+    if isinstance(op, (CreateNodes, CreateNamespaces, Sleep, StartCollectingMetrics,
+                       StopCollectingMetrics)):
+        return None
+    return f"op {op.opcode} is not supported by the kube-scheduler engine yet"
+
+
+@dataclass
+class _Window:
+    name: str
+    namespaces: tuple[str, ...]
+    t0: float
+    cpu0: float
+    wall0: float
+    selector: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _KubeRun:
+    tc: TestCase
+    w: Workload
+    client: ReferenceClient
+    opts: KubeEngineOptions
+    deadline: float
+    names: NameGenerator = field(default_factory=NameGenerator)
+    created: dict[str, int] = field(default_factory=dict)  # namespace -> pods created
+    namespaces: set[str] = field(default_factory=set)
+    # (namespace, name) -> labels of the pods created, for windows with a labelSelector
+    pod_labels: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    window: _Window | None = None
+    items: list[DataItem] = field(default_factory=list)
+    measured_seconds: float = 0.0
+    cpu_seconds: float = 0.0
+
+    def left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _Timeout
+        return left
+
+    def stats(self, namespaces: tuple[str, ...] = ()) -> dict[str, Any]:
+        return self.client.request("engine.stats", args={"namespaces": list(namespaces)})
+
+    def create(self, objects: list[dict[str, Any]]) -> None:
+        for i in range(0, len(objects), BATCH):
+            self.left()
+            self.client.request("engine.create", args={"objects": objects[i:i + BATCH]})
+
+    def ensure_namespace(self, name: str, labels: Mapping[str, str] | None = None) -> None:
+        if name in self.namespaces or name in ("default", "kube-system", "kube-public",
+                                               "kube-node-lease"):
+            return
+        self.create([ns_manifest(name, dict(labels or {}))])
+        self.namespaces.add(name)
+
+    def wait(self, namespace: str, want: int) -> None:
+        limit = min(self.left(), WAIT_LIMIT)
+        self.client.timeout = limit + 60
+        reply = self.client.request("engine.wait", args={
+            "namespace": namespace, "count": want, "timeoutSeconds": limit})
+        if reply["timedOut"]:
+            if time.monotonic() >= self.deadline:
+                raise _Timeout
+            queue = f"; the queue: {reply['queue']}" if reply.get("queue") else ""
+            raise WorkloadError(
+                f"error in waiting for pods to get scheduled: namespace {namespace}: want "
+                f"{want} pods scheduled, got {reply['bound']} after {limit:g} s "
+                f"({reply['pending']} pods pending in the scheduling queue{queue})")
+
+    def open_window(self, name: str, namespaces: tuple[str, ...],
+                    selector: Mapping[str, str] | None = None) -> None:
+        if self.window is not None:
+            raise WorkloadError("metrics collection is overlapping. Probably second collector "
+                                "was started before stopping a previous one")
+        s = self.stats()
+        self.window = _Window(f"{self.tc.name}/{self.w.name}/{name}", namespaces,
+                              s["seconds"], s["cpuSeconds"], time.perf_counter(),
+                              dict(selector or {}))
+
+    def close_window(self) -> None:
+        win = self.window
+        if win is None:
+            raise WorkloadError("stopCollectingMetrics: no metrics collection is open")
+        self.window = None
+        s = self.stats(win.namespaces)
+        seconds, cpu = s["seconds"] - win.t0, s["cpuSeconds"] - win.cpu0
+        self.measured_seconds += seconds
+        self.cpu_seconds += cpu
+        pods = s["pods"]
+        if win.selector:  # upstream's labelSelector: the pods whose labels match it
+            sel = win.selector.items()
+            pods = [p for p in pods if all(
+                self.pod_labels.get((p["namespace"], p["name"]), {}).get(k) == v
+                for k, v in sel)]
+        self.items.extend(window_items(win.name, pods, win.t0, s["seconds"], cpu,
+                                       self.opts.sample_interval))
+
+
+def window_items(name: str, pods: list[dict[str, Any]], t0: float, t1: float, cpu: float,
+                 interval: float) -> list[DataItem]:
+    """The DataItems of one window from the engine's pod records (seconds on its clock)."""
+    binds = sorted(p["bound"] for p in pods if p["bound"] is not None and t0 <= p["bound"] <= t1)
+    created = sum(1 for p in pods if t0 <= p["created"] <= t1)
+    latencies = [p["bound"] - p["created"] for p in pods
+                 if p["bound"] is not None and t0 <= p["bound"] <= t1]
+    out: list[DataItem] = []
+    if binds:
+        out.append(DataItem(throughput(binds, t0, t1, interval), "pods/s",
+                            {"Name": name, "Metric": THROUGHPUT_METRIC}))
+        data = {k: float(v) for k, v in histogram_summary(_POD_METRIC, latencies).items()}
+        out.append(DataItem(data, "ms", {"Name": name, "Metric": _POD_METRIC}))
+    out.append(DataItem({"Duration": t1 - t0}, "s",
+                        {"Name": name, "Metric": "SchedulingDuration"}))
+    out.append(DataItem({"Scheduled": float(len(binds)), "Created": float(created)}, "pods",
+                        {"Name": name, "Metric": "schedperf_pods"}))
+    cpu_data = {"Total": cpu}
+    if binds:
+        cpu_data["PerScheduledPodMs"] = cpu / len(binds) * 1000
+    out.append(DataItem(cpu_data, "s", {"Name": name, "Metric": "schedperf_cpu_seconds"}))
+    out.append(DataItem({"Total": t1 - t0}, "s",
+                        {"Name": name, "Metric": "schedperf_wall_seconds"}))
+    return out
+
+
+def throughput(binds: list[float], t0: float, t1: float, interval: float) -> dict[str, float]:
+    """SchedulingThroughput buckets from sorted bind times in [t0, t1]: the throughput
+    collector's samples taken every ``interval`` on the engine's clock (as scheduler_core's
+    windows sample theirs); fewer than MIN_SAMPLES samples: the window's rate."""
+    clock = [t0]
+    collector = ThroughputCollector(scheduled=lambda: bisect.bisect_right(binds, clock[0]),
+                                    now=lambda: clock[0], interval=interval)
+    collector.start()
+    k = 1
+    while t0 + k * interval <= t1:
+        clock[0] = t0 + k * interval + 1e-9  # never just before the collector's next sample
+        collector.tick()
+        k += 1
+    clock[0] = t1
+    data = collector.stop()
+    n = len(collector.samples)
+    if n < MIN_SAMPLES:
+        rate = len(binds) / (t1 - t0) if t1 > t0 else 0.0
+        data = {"Average": rate, **{f"Perc{p}": rate for p in PERCENTILES}}
+    data["Samples"] = float(n)
+    return data
+
+
+# --------------------------------------------------------------------------- the ops
+
+
+def _prepare(run: _KubeRun, ops: list[Op]) -> dict[int, Any]:
+    """Per op index: its manifests factory (or namespace labels); UnsupportedWorkload or
+    WorkloadError naming the op."""
+    prepared: dict[int, Any] = {}
+    for i, op in enumerate(ops):
+        where = f"op {i} {op.opcode}" + (f" ({op.yaml_path})" if op.yaml_path else "")
+        try:
+            reason = unsupported_op(op)
+            if reason:
+                raise UnsupportedWorkload(reason)
+            if isinstance(op, CreateNodes):
+                prepared[i] = NodeManifests(op, i, run.names)
+            elif isinstance(op, CreatePods):
+                prepared[i] = PodManifests(op, run.names)
+            elif isinstance(op, CreateNamespaces):
+                prepared[i] = prepare_create_namespaces(None, i, op)  # type: ignore[arg-type]
+        except UnsupportedWorkload as exc:
+            raise UnsupportedWorkload(f"{where}: {exc}") from None
+        except WorkloadError as exc:
+            raise WorkloadError(f"{where}: {exc}") from None
+    return prepared
+
+
+def _run_op(run: _KubeRun, op: Op, prepared: Any) -> None:
+    if isinstance(op, CreateNodes):
+        run.create([prepared.make(i, op.count) for i in range(op.count)])
+    elif isinstance(op, CreateNamespaces):
+        for i in range(op.count):
+            run.ensure_namespace(f"{op.prefix}-{i}", prepared)
+    elif isinstance(op, CreatePods):
+        _create_pods(run, op, prepared)
+    elif isinstance(op, Barrier):
+        for ns in op.namespaces:
+            if ns not in run.created:
+                raise WorkloadError(f"unknown namespace {ns}")
+        for ns in op.namespaces or tuple(run.created):
+            run.wait(ns, run.created[ns])
+    elif isinstance(op, Sleep):
+        time.sleep(min(op.duration, run.left()))
+    elif isinstance(op, StartCollectingMetrics):
+        run.open_window(op.name, op.namespaces, op.label_selector)
+    elif isinstance(op, StopCollectingMetrics):
+        run.close_window()
+
+
+def _create_pods(run: _KubeRun, op: CreatePods, factory: PodManifests) -> None:
+    ns = factory.namespace
+    run.ensure_namespace(ns)
+    run.created.setdefault(ns, 0)
+    if op.collect_metrics:
+        run.open_window(ns, (ns,))
+    for start in range(0, op.count, BATCH):
+        batch = [factory.make(i, op.count) for i in range(start, min(op.count, start + BATCH))]
+        for m in batch:
+            meta = m["metadata"]
+            run.pod_labels[(ns, meta["name"])] = meta["labels"]
+        run.create(batch)
+        run.created[ns] += len(batch)
+    if not op.skip_wait_to_completion:
+        run.wait(ns, run.created[ns])
+    if op.collect_metrics:
+        run.close_window()
+
+
+def _placements(run: _KubeRun) -> list[Placement]:
+    """Where every pod created by the ops went (attempts are not recorded by the engine: 0)."""
+    pods = run.stats(tuple(run.created))["pods"]
+    return [Placement(p["namespace"], p["name"], p.get("node") or None, 0,
+                      None if p["bound"] is not None else "not scheduled when the workload ended")
+            for p in pods]
+
+
+# --------------------------------------------------------------------------- the workload
+
+
+def run_kube_workload(test_case: TestCase, workload: Workload,
+                      opts: KubeEngineOptions) -> WorkloadResult:
+    """Run one workload on the kube-scheduler engine. Never raises for a problem of the
+    workload or of the Go process: the result's status says what happened (ok, unsupported,
+    failed, timeout)."""
+    started = time.perf_counter()
+    binary = opts.binary
+    result = WorkloadResult(
+        test_case=test_case.name, workload=workload.name, topic=test_case.topic,
+        params=dict(workload.params), labels=workload.labels,
+        feature_gates=dict(workload.feature_gates), clock="real", engine=ENGINE_KUBE,
+        engine_gomaxprocs=opts.gomaxprocs, reference_sha256=binary.sha256)
+
+    def finish(status: str, reason: str | None) -> WorkloadResult:
+        result.status, result.reason = status, reason
+        result.wall_seconds = time.perf_counter() - started
+        return result
+
+    if test_case.unsupported_reason:
+        return finish(STATUS_UNSUPPORTED, test_case.unsupported_reason)
+    try:
+        ops = list(resolve(test_case, workload))
+        config = (test_case.scheduler_config_path.read_text()
+                  if test_case.scheduler_config_path is not None else "")
+    except ConfigFileError as exc:
+        return finish(STATUS_FAILED, str(exc))
+    except OSError as exc:
+        return finish(STATUS_FAILED, f"{test_case.scheduler_config_path}: cannot read: {exc}")
+    deadline = time.monotonic() + (opts.timeout if opts.timeout is not None else 1e9)
+    try:
+        client = ReferenceClient(binary.path, timeout=120.0,
+                                 env={"GOMAXPROCS": str(opts.gomaxprocs)})
+    except ReferenceSchedulerError as exc:
+        return finish(STATUS_FAILED, f"kube-scheduler engine: {exc}")
+    run = _KubeRun(test_case, workload, client, opts, deadline)
+    try:
+        result.kubernetes_version = client.version.kubernetes
+        status, reason = _execute(run, ops, config, result)
+    finally:
+        client.close()
+    return finish(status, reason)
+
+
+def _execute(run: _KubeRun, ops: list[Op], config: str,
+             result: WorkloadResult) -> tuple[str, str | None]:
+    try:
+        prepared = _prepare(run, ops)
+        run.client.request("engine.start", args={
+            "config": config, "featureGates": dict(run.w.feature_gates),
+            "gomaxprocs": run.opts.gomaxprocs})
+        for i, op in enumerate(ops):
+            if run.opts.progress is not None:
+                run.opts.progress(op.opcode, int(run.stats()["bound"]))
+            try:
+                _run_op(run, op, prepared.get(i))
+            except WorkloadError as exc:
+                raise WorkloadError(f"op {i}: {exc}") from None
+        if run.window is not None:
+            run.close_window()
+        result.placements = _placements(run)
+    except UnsupportedWorkload as exc:
+        return STATUS_UNSUPPORTED, str(exc)
+    except ReferenceRequestError as exc:
+        status = STATUS_UNSUPPORTED if exc.kind == "unsupported" else STATUS_FAILED
+        return status, f"kube-scheduler engine: {exc}"
+    except _Timeout:
+        return STATUS_TIMEOUT, f"timed out after {run.opts.timeout:g} s of wall time"
+    except (WorkloadError, ReferenceSchedulerError) as exc:
+        return STATUS_FAILED, f"kube-scheduler engine: {exc}"
+    finally:
+        fill_labels(run.items)
+        result.data_items = run.items
+        result.measured_seconds = run.measured_seconds
+        result.cpu_seconds = run.cpu_seconds
+    result.scheduled_pods = sum(1 for p in result.placements if p.node)
+    result.unschedulable_pods = len(result.placements) - result.scheduled_pods
+    return STATUS_OK, None

@@ -1,0 +1,162 @@
+"""The objects of createNodes / createNamespaces / createPods as Kubernetes manifests (plain
+mappings, sent as JSON to the kube-scheduler engine), with the same names, labels and
+strategies as :mod:`workloads.ops.factories` gives scheduler_core's objects."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from workloads.config.ops import CreateNodes, CreatePods
+from workloads.ops.defaults import DEFAULT_NODE, DEFAULT_POD
+from workloads.ops.errors import UnsupportedWorkload, WorkloadError
+from workloads.ops.manifests import HOSTNAME_LABEL, metadata_of
+from workloads.ops.templates import TemplateFile
+
+__all__ = ["NameGenerator", "NodeManifests", "PodManifests", "namespace_manifest"]
+
+# pod volume kinds whose objects (claims, CSI drivers) the engine is never given
+_UNSUPPORTED_VOLUMES = ("persistentVolumeClaim", "ephemeral", "csi")
+
+
+class NameGenerator:
+    """generateName: ``<prefix><n>``, n counting from 0 per (kind, namespace, prefix)."""
+
+    def __init__(self) -> None:
+        self._counters: dict[tuple[str, str, str], int] = {}
+
+    def next(self, kind: str, namespace: str, prefix: str) -> str:
+        key = (kind, namespace, prefix)
+        n = self._counters.get(key, 0)
+        self._counters[key] = n + 1
+        return f"{prefix}{n}"
+
+
+def namespace_manifest(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if labels:
+        meta["labels"] = dict(labels)
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
+
+
+def _check_kind(m: Any, where: str, want: str) -> dict[str, Any]:
+    if not isinstance(m, dict):
+        raise WorkloadError(f"{where}: expected a {want} manifest (a mapping)")
+    kind = m.get("kind", want)
+    if kind != want:
+        raise WorkloadError(f'{where}: parsing {want}: expected kind "{want}", got "{kind}"')
+    return m
+
+
+def _named(m: dict[str, Any], name: str, labels: dict[str, str], **meta: Any,
+           ) -> dict[str, Any]:
+    """``m`` with metadata.name set (generateName dropped) and the labels given; the mapping
+    is copied where it changes, never mutated."""
+    md = {k: v for k, v in metadata_of(m).items() if k != "generateName"}
+    md.update(name=name, labels=labels, **meta)
+    return {**m, "apiVersion": m.get("apiVersion", "v1"), "kind": m.get("kind"),
+            "metadata": md}
+
+
+class NodeManifests:
+    """Nodes of one createNodes op (see :class:`workloads.ops.factories.NodeFactory`)."""
+
+    def __init__(self, op: CreateNodes, op_index: int, names: NameGenerator) -> None:
+        strategy = op.node_allocatable_strategy
+        if strategy is not None and (strategy.csi_node_allocatable or strategy.migrated_plugins):
+            raise UnsupportedWorkload(
+                "nodeAllocatableStrategy.csiNodeAllocatable/migratedPlugins create CSINode "
+                "objects: not supported by the kube-scheduler engine")
+        self.names = names
+        self.extra = dict(strategy.node_allocatable) if strategy is not None else {}
+        self.label = None if strategy else op.label_node_prepare_strategy
+        self.unique = None if (strategy or op.label_node_prepare_strategy) else \
+            op.unique_node_label_strategy
+        self.source = (TemplateFile(op.node_template_path, op.template_params)
+                       if op.node_template_path is not None else None)
+        self.where = self.source.source if self.source is not None else "built-in node"
+        if self.source is None:
+            base = copy.deepcopy(DEFAULT_NODE)
+            base["metadata"]["generateName"] = f"node-{op_index}-"
+            self.base: dict[str, Any] | None = base
+        else:
+            self.base = self.source.static if self.source.is_static else None
+            _check_kind(self.source.manifest(0, 1), self.where, "Node")
+
+    def make(self, index: int, count: int) -> dict[str, Any]:
+        if self.base is not None:
+            m = self.base
+        else:
+            assert self.source is not None
+            m = _check_kind(self.source.manifest(index, count),
+                            f"{self.where} (Index {index})", "Node")
+        meta = metadata_of(m)
+        name = meta.get("name") or self.names.next("Node", "", meta.get("generateName") or "")
+        labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        labels[HOSTNAME_LABEL] = name
+        if self.label is not None:
+            values = self.label.label_values
+            labels[self.label.label_key] = values[index % len(values)]
+        elif self.unique is not None:
+            labels[self.unique.label_key] = f"{name}-{index}"
+        out = _named(m, name, labels)
+        status = dict(m.get("status") or {})
+        # scheduler_core reads a node without allocatable as its capacity: the same here
+        alloc = dict(status.get("allocatable") or status.get("capacity") or {})
+        alloc.update(self.extra)
+        status["allocatable"] = alloc
+        out["status"] = status
+        return out
+
+
+class PodManifests:
+    """Pods of one createPods op (see :class:`workloads.ops.factories.PodFactory`): pods from
+    a template file get the ``signature`` label, the built-in pod does not."""
+
+    def __init__(self, op: CreatePods, names: NameGenerator) -> None:
+        if op.persistent_volume_claim_template_path or op.persistent_volume_template_path:
+            raise UnsupportedWorkload(
+                "persistentVolumeClaimTemplatePath/persistentVolumeTemplatePath: "
+                "PersistentVolumes and claims are not supported by the kube-scheduler engine")
+        assert op.namespace is not None  # resolve() fills it in
+        self.namespace = op.namespace
+        self.names = names
+        self.batch = max(1, op.signature_batch_size)
+        self.source = (TemplateFile(op.pod_template_path, op.template_params)
+                       if op.pod_template_path is not None else None)
+        self.where = self.source.source if self.source is not None else "built-in pod"
+        first = self.source.manifest(0, 1) if self.source is not None else DEFAULT_POD
+        self._check(first, self.where)
+        self.base = (DEFAULT_POD if self.source is None
+                     else self.source.static if self.source.is_static else None)
+
+    def _check(self, m: Any, where: str) -> dict[str, Any]:
+        m = _check_kind(m, where, "Pod")
+        ns = metadata_of(m).get("namespace")
+        if ns and ns != self.namespace:
+            raise WorkloadError(f"{where}: the namespace of the provided object ({ns}) does "
+                                f"not match the namespace sent on the request "
+                                f"({self.namespace})")
+        spec = m.get("spec")
+        for vol in (spec.get("volumes") or []) if isinstance(spec, dict) else []:
+            kinds = [k for k in _UNSUPPORTED_VOLUMES if isinstance(vol, dict) and k in vol]
+            if kinds:
+                raise UnsupportedWorkload(
+                    f"{where}: pod volumes of kind {', '.join(kinds)} need claims or CSI "
+                    "objects, which the kube-scheduler engine is not given")
+        return m
+
+    def make(self, index: int, count: int) -> dict[str, Any]:
+        if self.base is not None:
+            m = self.base
+        else:
+            assert self.source is not None
+            m = self._check(self.source.manifest(index, count),
+                            f"{self.where} (Index {index})")
+        meta = metadata_of(m)
+        ns = self.namespace
+        name = meta.get("name") or self.names.next("Pod", ns, meta.get("generateName") or "")
+        labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        if self.source is not None:
+            labels["signature"] = f"signature-label-{index // self.batch}"
+        return _named(m, name, labels, namespace=ns)
