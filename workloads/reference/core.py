@@ -28,7 +28,7 @@ from scheduler_core.cluster.store import Cluster
 from scheduler_core.cycle.diagnose import NominatedRejections
 from scheduler_core.cycle.schedule_pod import slots_in_list_order
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks, parse_config
-from scheduler_core.framework.diagnosis import Diagnosis, FitError
+from scheduler_core.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
 from scheduler_core.framework.interface import CycleState, FilterError
 from scheduler_core.framework.interface import Status as CoreStatus
 from scheduler_core.queue.clock import FakeClock
@@ -78,6 +78,10 @@ def evaluate_core(sched: Scheduler, namespace: str, name: str, *,
     table = cluster.table
     order = table.order()
     nodes = tuple(table.names_of(order))
+    if not nodes:  # schedulePod stops before PreFilter (ErrNoNodesAvailable)
+        empty = PreFilter((), Status("Success"), None, frozenset())
+        return Evaluation(pod.namespace, pod.name, fwk.profile_name, (), empty, None, None,
+                          None, "Unschedulable", NO_NODES_AVAILABLE)
     state = CycleState()
     plugins = _probe_pre_filter(fwk, pod, table)
     pre_res, status, narrowing = fwk.run_pre_filter(state, pod, table)
