@@ -2,14 +2,17 @@
 run through ``schedperf fidelity``: the core and kube-scheduler v1.34 agree on every compared
 attempt, or the difference is a documented deviation (workloads/fidelity/known_deviations.yaml).
 
-Upstream's (about 900 attempts) are all compared; the catalog's (about 41,000) every 10th,
-the others mirrored, to keep the suite's time (the full comparison is the documented command
-``schedperf fidelity``, whose numbers are in the closing notes).
+Upstream's (about 900 attempts) are all compared. Of the catalog's (about 46,000 attempts in
+81 workloads, 25 minutes on a busy 2-core machine), the suite takes the workloads of at most
+300 pods (40 of them) and compares every third attempt, the others mirrored: the full
+comparison is the documented command ``schedperf fidelity``, whose numbers are in the closing
+notes.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from click.testing import CliRunner
 
@@ -42,8 +45,16 @@ def test_upstream_integration_test_workloads_agree(reference_binary, tmp_path):
             assert "not modelled" in s["reason"] or "refused" in s["reason"], s
 
 
+def _small_catalog_workloads(max_pods: int) -> str:
+    listed = CliRunner().invoke(cli, ["list", "--label", "integration-test", "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    names = [w["workload"] for w in json.loads(listed.output) if w["pods"] <= max_pods]
+    return "^(" + "|".join(map(re.escape, names)) + ")$"
+
+
 def test_catalog_integration_test_workloads_agree(reference_binary, tmp_path):
-    summaries = _fidelity(reference_binary, tmp_path, "--every", "10")
+    summaries = _fidelity(reference_binary, tmp_path, "--every", "3", "--name",
+                          _small_catalog_workloads(300))
     compared = [s for s in summaries if s["status"] == "compared"]
-    assert len(compared) >= 70
-    assert sum(s["attempts"] for s in compared) >= 3000
+    assert len(compared) >= 30
+    assert sum(s["attempts"] for s in compared) >= 1500
