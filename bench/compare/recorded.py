@@ -30,6 +30,7 @@ import polars as pl
 
 from bench.compare.samples import OUTCOME_SCHEMA, SCHEMA, outcome_row, outcomes_frame
 from bench.compare.worktrees import WorktreeError
+from scheduler_core.inputfile import InputFileError, check_file, read_text
 from workloads.catalog.selection import SelectionError, matches, parse_filter
 
 __all__ = ["UNCOMMON_LABEL", "Recorded", "RecordedError", "load_recorded", "select_recorded"]
@@ -119,14 +120,43 @@ def _recorded(rows: pl.DataFrame, side: dict[str, Any], outcomes: pl.DataFrame,
     return Recorded(rows, side, outcomes, labels, frozenset(uncommon))
 
 
+def _read_parquet(path: Path) -> pl.DataFrame:
+    """A results Parquet file; unreadable, special, oversized or corrupt: RecordedError."""
+    try:
+        check_file(path, what="a Parquet results file")
+        return pl.read_parquet(path)
+    except InputFileError as exc:
+        raise RecordedError(str(exc)) from None
+    except Exception as exc:  # polars raises several kinds for a bad file
+        raise RecordedError(f"{path}: not a readable Parquet file: "
+                            f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                            ) from None
+
+
+def _read_report_json(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(read_text(path, what="a compare report.json"))
+    except InputFileError as exc:
+        raise RecordedError(str(exc)) from None
+    except (ValueError, RecursionError) as exc:
+        raise RecordedError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise RecordedError(f"{path}: expected a JSON object (a compare report)")
+    return doc
+
+
 def _compare_folder(path: Path, spec: str, which: str, side: str) -> Recorded:
-    df = pl.read_parquet(path / "samples.parquet")
+    df = _read_parquet(path / "samples.parquet")
+    missing = [c for c in SCHEMA if c not in df.columns]
+    if missing:
+        raise RecordedError(f"{path / 'samples.parquet'}: columns {', '.join(missing)} are "
+                            "missing (expected a schedperf compare samples.parquet)")
     df = df.filter(pl.col("side") == which).with_columns(pl.lit(side).alias("side"))
     report: dict[str, Any] = {}
     if (path / "report.json").is_file():
-        report = json.loads((path / "report.json").read_text(encoding="utf-8"))
+        report = _read_report_json(path / "report.json")
     if (path / "outcomes.parquet").is_file():
-        outcomes = pl.read_parquet(path / "outcomes.parquet").filter(
+        outcomes = _read_parquet(path / "outcomes.parquet").filter(
             pl.col("side") == which).with_columns(pl.lit(side).alias("side"))
         outcomes = outcomes.select([pl.col(c) if c in outcomes.columns
                                     else pl.lit(None, t).alias(c)
@@ -173,10 +203,7 @@ def load_recorded(spec: str, side: str, *, store: Path | None = None) -> Recorde
     if not results.is_file():
         raise RecordedError(f"{spec}: neither a compare output folder (samples.parquet), a "
                             "schedperf run folder (results.parquet) nor a results file")
-    try:
-        df = pl.read_parquet(results)
-    except Exception as exc:  # polars raises several kinds for a bad file
-        raise RecordedError(f"{results}: not a readable Parquet file: {exc}") from None
+    df = _read_parquet(results)
     rows, env, outcomes = _from_results(df, side, str(results))
     return _recorded(rows, {"label": spec, "commit": env.get("commit"), "environment": env},
                      outcomes, _labels_of(outcomes))

@@ -51,6 +51,7 @@ from reports.store.schema import (
     CommitInfo,
     with_commit_info,
 )
+from scheduler_core.inputfile import InputFileError, read_bytes
 
 __all__ = ["DUPLICATE", "ERROR", "FLUSH_ROWS", "INGESTED", "FileOutcome", "IngestReport",
            "ingest_paths"]
@@ -290,10 +291,9 @@ def ingest_paths(paths: Iterable[Path | str], store: Path | str, *,
         seen: set[str] = set()
         for cand in candidates:
             try:
-                data = cand.path.read_bytes()
-            except OSError as exc:
-                settle.add(FileOutcome(cand.path, ERROR,
-                                       message=f"cannot read: {exc.strerror}"))
+                data = read_bytes(cand.path, what="a results file")
+            except InputFileError as exc:
+                settle.add(FileOutcome(cand.path, ERROR, message=exc.problem))
                 continue
             sha256 = hashlib.sha256(data).hexdigest()
             previous = ledger.get(sha256)

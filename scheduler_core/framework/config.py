@@ -23,6 +23,7 @@ import yaml
 from scheduler_core.errors import ConfigError
 from scheduler_core.framework.interface import Handle
 from scheduler_core.framework.runtime import EXTENSION_POINTS, Framework, implements
+from scheduler_core.inputfile import InputFileError, read_text
 
 __all__ = [
     "API_VERSION",
@@ -73,6 +74,7 @@ _TOP_IGNORED = ("leaderElection", "clientConnection", "healthzBindAddress",
                 "metricsBindAddress", "enableProfiling", "enableContentionProfiling",
                 "extenders", "delayCacheUntilActive", "featureGates")
 MAX_WEIGHT = (2**63 - 1) // 100
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -109,13 +111,15 @@ class SchedulerConfig:
 
 # --------------------------------------------------------------------------- parsing
 def load_config(path: str | Path) -> SchedulerConfig:
-    p = Path(path)
     try:
-        text = p.read_text()
-    except OSError as exc:
-        raise ConfigError(f"cannot read file: {exc.strerror}", source=str(path)) from None
+        text = read_text(Path(path), what="a KubeSchedulerConfiguration (YAML)")
+    except InputFileError as exc:
+        where = f"{path}:{exc.line}" if exc.line else str(path)
+        raise ConfigError(exc.problem, source=where) from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_SafeLoader)
+    except RecursionError:
+        raise ConfigError("invalid YAML: nested too deeply", source=str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

@@ -293,6 +293,9 @@ class Fields:
                 isinstance(value, float) and not value.is_integer()):
             self._bad(name, "an integer", value)
             return default
+        if not -(2**63) <= int(value) <= 2**63 - 1:
+            self._bad(name, "an integer within 64 bits (upstream's int)", value)
+            return default
         return int(value)
 
     def opt_integer(self, name: str) -> int | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scheduler_core.inputfile import InputFileError
 from workloads.config.decode import EMPTY, Fields, FrozenDict, Issues, Scope
 from workloads.config.errors import ConfigFileError
 from workloads.config.metrics import (
@@ -200,9 +201,10 @@ def _load_file(path: Path) -> _FileResult:
     issues = Issues(path)
     result = _FileResult([], issues.errors, set())
     try:
-        data = load_yaml(path)
-    except OSError as err:
-        issues.add(f"cannot read the file: {err.strerror or err}")
+        data = load_yaml(path, what="a workload config (a YAML list of test cases)",
+                         allow_empty=True)  # an empty file: "no test cases defined"
+    except InputFileError as err:
+        issues.add(err.problem, line=err.line)
         return result
     except YamlLoadError as err:
         issues.add(err.problem, line=err.line)

@@ -17,7 +17,9 @@ from typing import Any
 
 import yaml
 
-__all__ = ["LineDict", "LineList", "YamlLoadError", "load_yaml", "plain"]
+from scheduler_core.inputfile import read_text
+
+__all__ = ["LineDict", "LineList", "YamlLoadError", "load_yaml", "load_yaml_string", "plain"]
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -108,17 +110,25 @@ _Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 _Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 
 
-def load_yaml(path: Path) -> Any:
+def load_yaml(path: Path, *, what: str = "a YAML file", allow_empty: bool = False) -> Any:
     """Parse one YAML document from ``path`` with line information (safe loading).
 
-    Raises :class:`YamlLoadError` for syntax errors and duplicate keys, ``OSError`` if the file
-    cannot be read.
+    Raises :class:`YamlLoadError` for syntax errors and duplicate keys,
+    :class:`~scheduler_core.inputfile.InputFileError` if the file cannot be read as text
+    (missing, a folder, a FIFO, over the size cap, empty unless ``allow_empty``, not UTF-8).
     """
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, what=what, allow_empty=allow_empty)
+    return load_yaml_string(text)
+
+
+def load_yaml_string(text: str) -> Any:
+    """Parse one YAML document from ``text`` with line information (see :func:`load_yaml`)."""
     try:
         return yaml.load(text, Loader=_Loader)
     except YamlLoadError:
         raise
+    except RecursionError:
+        raise YamlLoadError("invalid YAML: nested too deeply", None) from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         problem = " ".join(p for p in (err.context, err.problem) if p) or str(err)

@@ -33,6 +33,8 @@ PodFlags = tuple[bool, bool]  # (deleted at once even when bound, has finalizers
 def load_yaml_text(text: str, source: str) -> Any:
     try:
         return yaml.load(text, Loader=_Loader)  # a safe loader (CSafeLoader)
+    except RecursionError:
+        raise WorkloadError(f"{source}: invalid YAML: nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark is not None else source
