@@ -8,7 +8,7 @@ folder holding its config file.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -272,11 +272,15 @@ def load_configs(path: Path | str) -> list[TestCase]:
     return test_cases
 
 
-def validate(paths: Path | str | Iterable[Path | str]) -> list[ConfigFileError]:
+def validate(paths: Path | str | Iterable[Path | str], *,
+             deep: Callable[[TestCase, Workload], list[ConfigFileError]] | None = None,
+             ) -> list[ConfigFileError]:
     """Every problem of every config file and of every workload's resolution.
 
     ``paths`` is one path or several (files or folders as in :func:`config_files`). Errors are
-    sorted by file, then line.
+    sorted by file, then line. ``deep(test_case, workload)`` (workloads.catalog.check) adds
+    the problems of each workload that resolved cleanly: templates rendered, manifests and
+    scheduler configs parsed.
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -292,6 +296,8 @@ def validate(paths: Path | str | Iterable[Path | str]) -> list[ConfigFileError]:
                 for w in tc.workloads:
                     _, errs = resolve_collect(tc, w, check_unused=tc.name not in result.broken)
                     file_errors.extend(errs)
+                    if deep is not None and not errs and tc.name not in result.broken:
+                        file_errors.extend(deep(tc, w))
             file_errors.sort(key=lambda e: e.line or 0)
             errors.extend(file_errors)
     return errors
