@@ -158,7 +158,8 @@ def parse_config(data: Any, *, source: str | None = None) -> SchedulerConfig:
     if not isinstance(registry, dict):
         raise err("pluginRegistry", "expected a mapping of plugin name to \"module:Class\"")
     for name, target in registry.items():
-        if not isinstance(target, str) or ":" not in target:
+        module_name, colon, class_name = (target if isinstance(target, str) else "").partition(":")
+        if not (colon and module_name.strip() and class_name.strip()):
             raise err(f"pluginRegistry.{name}",
                       f'expected "module.path:ClassName", got {target!r}')
     cfg.plugin_registry = dict(registry)
@@ -306,6 +307,9 @@ def _import_plugin(name: str, target: str, source: str | None) -> Any:
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f'cannot import "{target}": {exc}', field=f"pluginRegistry.{name}",
                           source=source) from None
+    except Exception as exc:  # the module itself fails to import: its error, one line
+        raise ConfigError(f'cannot import "{target}": {type(exc).__name__}: {exc}',
+                          field=f"pluginRegistry.{name}", source=source) from None
     return cls
 
 
