@@ -21,6 +21,7 @@ uncommon ones.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -80,6 +81,12 @@ def _from_results(df: pl.DataFrame, side: str, what: str
     if missing:
         raise RecordedError(f"{what}: not schedperf results (missing columns "
                             f"{', '.join(sorted(missing))})")
+    wrong = [f"{c} ({df.schema[c]}, expected {'a number' if c == 'value' else 'text'})"
+             for c in sorted(need) if not (df.schema[c].is_numeric() if c == "value"
+                                           else df.schema[c] == pl.String)]
+    if wrong:
+        raise RecordedError(f"{what}: not schedperf results (columns of the wrong type: "
+                            f"{', '.join(wrong)})")
     df = df.with_columns((pl.col("test_case") + "/" + pl.col("workload")).alias("name"))
     run_cols = [c for c in ("run_id", "round") if c in df.columns]
     if run_cols:  # one round number per (run, round), in order
@@ -200,7 +207,7 @@ def load_recorded(spec: str, side: str, *, store: Path | None = None) -> Recorde
     if path.is_dir() and (path / "samples.parquet").is_file():
         return _compare_folder(path, spec, which or "head", side)
     results = path / "results.parquet" if path.is_dir() else path
-    if not results.is_file():
+    if not os.path.lexists(results):  # a FIFO, a loop or a folder there: _read_parquet says
         raise RecordedError(f"{spec}: neither a compare output folder (samples.parquet), a "
                             "schedperf run folder (results.parquet) nor a results file")
     df = _read_parquet(results)

@@ -120,6 +120,8 @@ def load_config(path: str | Path) -> SchedulerConfig:
         data = yaml.load(text, Loader=_SafeLoader)
     except RecursionError:
         raise ConfigError("invalid YAML: nested too deeply", source=str(path)) from None
+    except (ValueError, OverflowError) as exc:  # a constructor's: a date like 2026-13-45
+        raise ConfigError(f"invalid YAML value: {exc}", source=str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

@@ -8,6 +8,7 @@ folder holding its config file.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,8 +243,11 @@ def config_files(path: Path | str) -> list[Path]:
     path = Path(path)
     if not path.is_dir():
         return [path]
-    found = sorted(path.glob(f"*/{CONFIG_FILE_NAME}"))
-    if (path / CONFIG_FILE_NAME).is_file():
+    # lexists: a config that is a dangling link, a symlink loop or a FIFO is found, and then
+    # refused with its reason, rather than silently left out
+    found = sorted(d / CONFIG_FILE_NAME for d in path.iterdir()
+                   if d.is_dir() and os.path.lexists(d / CONFIG_FILE_NAME))
+    if os.path.lexists(path / CONFIG_FILE_NAME):
         found.insert(0, path / CONFIG_FILE_NAME)
     return found
 

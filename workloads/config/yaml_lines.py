@@ -93,7 +93,11 @@ def _construct_map(loader: Any, node: yaml.MappingNode):
         if not isinstance(key_node, yaml.ScalarNode):
             raise YamlLoadError("mapping keys must be scalars", key_node.start_mark.line + 1)
         key = _go_key(loader.construct_object(key_node, deep=True))
-        data[key] = loader.construct_object(value_node, deep=True)
+        try:
+            data[key] = loader.construct_object(value_node, deep=True)
+        except (ValueError, OverflowError) as exc:  # a constructor's: 2026-13-45
+            raise YamlLoadError(f'invalid value of "{key}": {exc}',
+                                value_node.start_mark.line + 1) from None
         data.key_lines[key] = key_node.start_mark.line + 1
         data.value_lines[key] = value_node.start_mark.line + 1
 
@@ -129,6 +133,8 @@ def load_yaml_string(text: str) -> Any:
         raise
     except RecursionError:
         raise YamlLoadError("invalid YAML: nested too deeply", None) from None
+    except (ValueError, OverflowError) as err:  # a constructor's: a date like 2026-13-45
+        raise YamlLoadError(f"invalid YAML value: {err}", None) from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         problem = " ".join(p for p in (err.context, err.problem) if p) or str(err)

@@ -35,6 +35,8 @@ def load_yaml_text(text: str, source: str) -> Any:
         return yaml.load(text, Loader=_Loader)  # a safe loader (CSafeLoader)
     except RecursionError:
         raise WorkloadError(f"{source}: invalid YAML: nested too deeply") from None
+    except (ValueError, OverflowError) as exc:  # a constructor's: a date like 2026-13-45
+        raise WorkloadError(f"{source}: invalid YAML value: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark is not None else source
