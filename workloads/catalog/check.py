@@ -133,7 +133,10 @@ def estimated_bytes(ops: Sequence[Op]) -> int:
 
 
 def _gib(n: int) -> str:
-    return f"{n / 2**30:.1f} GiB"
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
 
 
 class _Checker:
