@@ -169,7 +169,17 @@ class _Commits:
 
 
 def _parse(cand: Candidate, data: bytes, sha256: str) -> tuple[str, pa.Table, str | None]:
-    """(kind, store rows, note) of one file; SKIP kind for files that are not results."""
+    """(kind, store rows, note) of one file; SKIP kind for files that are not results.
+    Raises Malformed, also for a value the parsers passed on that the store's columns cannot
+    hold (a field of the wrong type deep in the file)."""
+    try:
+        return _parse_kind(cand, data, sha256)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise Malformed(f"a value of the wrong type for the store: {first}") from None
+
+
+def _parse_kind(cand: Candidate, data: bytes, sha256: str) -> tuple[str, pa.Table, str | None]:
     kind, doc = identify(cand.path, data, cand.explicit)
     if kind == SKIP:
         return kind, pa.table({}), None
