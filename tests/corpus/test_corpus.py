@@ -17,7 +17,8 @@ from tests.corpus.cases import CASES, Case, Setup, write_base
 
 @pytest.fixture(autouse=True)
 def _default_cap(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv(ENV_MAX_INPUT_SIZE, raising=False)
+    monkeypatch.setenv(ENV_MAX_INPUT_SIZE, "")  # recorded: undone after the test, even
+    monkeypatch.delenv(ENV_MAX_INPUT_SIZE)  # when `schedperf --max-input-size` sets it
     set_max_input_bytes(None)
     yield
     set_max_input_bytes(None)
