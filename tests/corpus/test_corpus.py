@@ -5,6 +5,7 @@ traceback; a broken workload config, template, manifest or scheduler config is a
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -65,3 +66,20 @@ def test_malformed_input_exits_2_naming_file_and_field(case: Case, golden: Path,
         captured = capsys.readouterr()
         _check(case, code, captured.err + captured.out)
         assert not out.exists(), "run started on bad input"
+
+
+def test_a_fifo_inside_an_ingested_folder_is_named_not_waited_on(golden: Path, tmp_path: Path,
+                                                                capsys) -> None:
+    """Walking a folder, ingest meets a FIFO named like a results file: it is refused by its
+    type (never opened, so never a hang) and the folder's other files are ingested."""
+    from tests.fuzz.support import no_hang
+
+    folder = tmp_path / "results"
+    shutil.copytree(golden / "run", folder / "run")
+    os.mkfifo(folder / "stuck.json")
+    with no_hang(120):
+        code = main(["ingest", str(folder), "--store", str(tmp_path / "store")])
+    output = "".join(capsys.readouterr())
+    assert code == 2
+    assert f"error: {folder / 'stuck.json'}: is a FIFO (named pipe), not a regular file" in output
+    assert "1 file ingested" in output
