@@ -32,9 +32,11 @@ from scheduler_core.errors import SchedulerCoreError
 __all__ = [
     "DEFAULT_MAX_INPUT_BYTES",
     "ENV_MAX_INPUT_SIZE",
+    "MAX_EXPANDED_VALUES",
     "InputFileError",
     "check_file",
     "decode_utf8",
+    "expanded_size",
     "format_size",
     "max_input_bytes",
     "parse_size",
@@ -222,3 +224,33 @@ def path_problem(path: str | os.PathLike[str]) -> str | None:
         return None
     return f"is {_kind(st.st_mode)}; expected a regular file or a folder"
 
+
+
+MAX_EXPANDED_VALUES = 1_000_000
+
+
+def expanded_size(value: object, limit: int = MAX_EXPANDED_VALUES) -> int | None:
+    """How many values ``value`` (a loaded YAML document) holds once its aliases are expanded,
+    or None when that is over ``limit``: a "billion laughs" document loads in an instant (an
+    alias is one shared object) but every walk over it would take for ever. Counted over the
+    distinct objects only (memoised by identity), so it is cheap whatever the expansion."""
+    memo: dict[int, int] = {}
+
+    def size(v: object) -> int:
+        if not isinstance(v, (dict, list)):
+            return 1
+        key = id(v)
+        if key in memo:
+            return memo[key]
+        memo[key] = 1  # a cycle (not produced by safe loading) counts once
+        items = v.values() if isinstance(v, dict) else v
+        total = 1
+        for child in items:
+            total += size(child)
+            if total > limit:
+                break
+        memo[key] = total
+        return total
+
+    n = size(value)
+    return None if n > limit else n

@@ -178,3 +178,17 @@ def test_file_that_grows_past_the_cap_while_read(tmp_path: Path,
 
     monkeypatch.setattr(inputfile, "_check_stat", check_then_grow)
     assert "over the input size cap" in _error(f, limit=150).problem
+
+
+def test_expanded_size_counts_aliases_without_expanding_them() -> None:
+    import yaml
+
+    from scheduler_core.inputfile import expanded_size
+
+    text = 'a0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n' + "".join(
+        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 12))
+    doc = yaml.safe_load(text)  # 10^12 values once expanded: loads at once
+    assert expanded_size(doc) is None
+    assert expanded_size({"a": [1, 2, {"b": 3}]}) == 6
+    assert expanded_size(yaml.safe_load("a: &x [1, 2]\nb: *x\n")) == 7
+    assert expanded_size(list(range(10)), limit=5) is None

@@ -23,7 +23,12 @@ import yaml
 from scheduler_core.errors import ConfigError
 from scheduler_core.framework.interface import Handle
 from scheduler_core.framework.runtime import EXTENSION_POINTS, Framework, implements
-from scheduler_core.inputfile import InputFileError, read_text
+from scheduler_core.inputfile import (
+    MAX_EXPANDED_VALUES,
+    InputFileError,
+    expanded_size,
+    read_text,
+)
 
 __all__ = [
     "API_VERSION",
@@ -126,6 +131,9 @@ def load_config(path: str | Path) -> SchedulerConfig:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", source=where) from None
+    if expanded_size(data) is None:
+        raise ConfigError(f"its aliases expand to more than {MAX_EXPANDED_VALUES} values (an "
+                          "alias bomb?)", source=str(path))
     return parse_config(data, source=str(path))
 
 

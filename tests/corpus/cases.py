@@ -77,6 +77,9 @@ ACCEPTED = """\
 """
 BIG = 2048  # bytes of an oversize file; the cases pass --max-input-size 1K
 GARBAGE = bytes(range(128, 256)) * 4
+# a "billion laughs": 10^9 values once its aliases are expanded, a few hundred bytes as text
+LAUGHS = 'laughs: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+    f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 10) + "]\n" for i in range(1, 9))
 
 
 @dataclass(frozen=True)
@@ -212,6 +215,10 @@ def _config_cases() -> list[Case]:
         c("config-fifo", CFG, "special file", _C, "FIFO", _fifo(_C)),
         c("config-symlink-loop", CFG, "special file", _C, "symlink loop", _loop(_C)),
         _oversize(c("config-oversize", CFG, "oversize", _C, "input size cap", _big(_C))),
+        c("config-alias-bomb", CFG, "oversize", _C, "aliases expand to more than",
+          _sub(_C, "    params: {nodes: 4, pods: 6}", "    params:\n      nodes: 4\n"
+               "      pods: 6\n" + "".join("      " + line + "\n"
+                                           for line in LAUGHS.splitlines()))),
     ]
 
 
@@ -288,6 +295,8 @@ def _scheduler_cases() -> list[Case]:
           _sub(_S, "profiles:", 'pluginRegistry: {Mine: "no_such_module_x:Plugin"}\nprofiles:')),
         c("scheduler-fifo", SCH, "special file", _S, "FIFO", _fifo(_S)),
         _oversize(c("scheduler-oversize", SCH, "oversize", _S, "input size cap", _big(_S))),
+        c("scheduler-alias-bomb", SCH, "oversize", _S, "aliases expand to more than",
+          lambda t: (t / _S).write_text(SCHED + "x-" + LAUGHS.replace("\nl", "\nx-l"))),
     ]
 
 

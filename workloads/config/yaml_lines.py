@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from scheduler_core.inputfile import read_text
+from scheduler_core.inputfile import MAX_EXPANDED_VALUES, expanded_size, read_text
 
 __all__ = ["LineDict", "LineList", "YamlLoadError", "load_yaml", "load_yaml_string", "plain"]
 
@@ -126,9 +126,14 @@ def load_yaml(path: Path, *, what: str = "a YAML file", allow_empty: bool = Fals
 
 
 def load_yaml_string(text: str) -> Any:
-    """Parse one YAML document from ``text`` with line information (see :func:`load_yaml`)."""
+    """Parse one YAML document from ``text`` with line information (see :func:`load_yaml`).
+    A document whose aliases expand to more than ``MAX_EXPANDED_VALUES`` values is refused."""
     try:
-        return yaml.load(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+        if expanded_size(data) is None:
+            raise YamlLoadError(f"its aliases expand to more than {MAX_EXPANDED_VALUES} values "
+                                "(an alias bomb?)", None)
+        return data
     except YamlLoadError:
         raise
     except RecursionError:
