@@ -13,6 +13,7 @@ an unprofiled one.
 from __future__ import annotations
 
 import cProfile
+import hashlib
 import importlib.util
 import marshal
 import re
@@ -34,6 +35,8 @@ def have_pyinstrument() -> bool:
 def profile_file_stem(full_name: str, round_no: int = 1) -> str:
     """A file-system-safe stem for ``<test case>/<workload>`` (and the round after the first)."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", full_name).strip("_")
+    if len(stem) > 120:  # file names stay under 255 bytes: cut, and a hash keeps them unique
+        stem = f"{stem[:111]}-{hashlib.sha256(full_name.encode()).hexdigest()[:8]}"
     return stem if round_no == 1 else f"{stem}_round{round_no}"
 
 

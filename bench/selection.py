@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 import workloads
+from scheduler_core.inputfile import path_problem
 from workloads.catalog.selection import SelectionError, select
 from workloads.config import ConfigFileError, TestCase, Workload, load_configs, resolve
 from workloads.config.ops import CreateNodes, CreatePods, CreatePodSets
@@ -72,8 +73,9 @@ def load_test_cases(configs: Sequence[Path]) -> list[TestCase]:
         paths = [CATALOG_DIR]
     test_cases: list[TestCase] = []
     for path in paths:
-        if not path.exists():
-            raise BadInput(f"--config {path}: no such file or folder")
+        problem = path_problem(path)
+        if problem is not None:
+            raise BadInput(f"--config {path}: {problem}")
         try:
             test_cases.extend(load_configs(path))
         except ConfigFileError as exc:

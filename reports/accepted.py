@@ -17,11 +17,13 @@ and the report still lists the regression, marked accepted with the reason.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from scheduler_core.inputfile import InputFileError
 from workloads.config.yaml_lines import LineDict, LineList, YamlLoadError, load_yaml
 
 __all__ = ["DEFAULT_ACCEPTED_PATH", "Acceptance", "AcceptedFileError", "load_accepted"]
@@ -117,16 +119,17 @@ def _entry(path: Path, i: int, item: object, line: int | None) -> Acceptance:
 
 def load_accepted(path: Path, *, required: bool = False) -> list[Acceptance]:
     """The entries of ``path``; [] when it does not exist (unless ``required``)."""
-    if not path.exists():
+    if not os.path.lexists(path):  # a dangling link or a symlink loop is read (and refused)
         if required:
             raise AcceptedFileError(f"{path}: no such file")
         return []
     try:
-        data = load_yaml(path)
+        data = load_yaml(path, what="an accepted-regressions file (a YAML list)",
+                         allow_empty=True)
     except YamlLoadError as exc:
         raise _err(path, exc.line, "(file)", exc.problem) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AcceptedFileError(f"{path}: cannot read: {exc}") from None
+    except InputFileError as exc:
+        raise AcceptedFileError(str(exc)) from None
     if data is None:
         return []
     if not isinstance(data, LineList):

@@ -6,6 +6,10 @@ emits a DeprecationWarning, which ``filterwarnings = ["error"]`` in pyproject.to
 pytest INTERNALERROR that hides the falsifying example. Importing it here once, with the
 warning silenced, keeps a failing property test readable.
 
+Hypothesis profiles (``python -m pytest tests/fuzz --hypothesis-profile=NAME``): ``long`` runs
+100,000 examples per fuzz target (issue 16's closing run; hours), ``medium`` 5,000 (minutes).
+Without one, tests/fuzz runs its short budget (tests/fuzz/support.py).
+
 Fixtures: ``make_scheduler``; ``shared_dir`` and ``upstream_dir`` (``../shared`` found from the
 repository root, see tests/shared.py).
 """
@@ -23,6 +27,7 @@ with warnings.catch_warnings():
         import hypothesis.extra._patching  # noqa: F401
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.framework.config import (
@@ -33,6 +38,12 @@ from scheduler_core.framework.config import (
 from scheduler_core.queue.clock import FakeClock
 from scheduler_core.scheduler import Scheduler
 from tests.shared import require_shared, require_upstream
+
+_FUZZ_HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+settings.register_profile("long", max_examples=100_000, deadline=None,
+                          suppress_health_check=_FUZZ_HEALTH)
+settings.register_profile("medium", max_examples=5_000, deadline=None,
+                          suppress_health_check=_FUZZ_HEALTH)
 
 
 @pytest.fixture

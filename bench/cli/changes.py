@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bench.cli.ingest import repo_option, store_option
+from bench.cli.output import warn_unreadable_parts
 from bench.selection import BadInput
 from reports.stats import change_points
 from reports.stats.direction import metric_direction
@@ -113,6 +114,7 @@ def changes(store: Path, metric: str, bucket: str | None, workload: str | None,
     git order, along the first-parent line of the newest one)."""
     if not store_files(store):
         raise BadInput(f"--store {store}: no results stored yet (schedperf ingest first)")
+    warn_unreadable_parts(store)
     orders: list[str] = []
     try:
         graph = load_graph(store, repo)

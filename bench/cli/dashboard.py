@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from bench.cli.ingest import store_option
+from bench.cli.output import warn_unreadable_parts
 from bench.selection import BadInput
 from reports.dashboard import DEFAULT_TAG_PATTERN, DEFAULT_TITLE, DashboardError, build_site
 
@@ -45,6 +46,7 @@ def dashboard(store: Path, out: Path, asv_html: Path | None, title: str, repo: P
 
     Exit status: 0 written; 2 bad input (missing or empty store, --out not a dashboard).
     """
+    warn_unreadable_parts(store)
     try:
         summary = build_site(store, out, title=title, asv_html=asv_html, repo=repo, ref=ref,
                              tag_pattern=tag_pattern)

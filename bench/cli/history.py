@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bench.cli.ingest import repo_option, store_option
+from bench.cli.output import warn_unreadable_parts
 from bench.selection import BadInput
 from reports.store import (
     DEFAULT_BUCKETS,
@@ -153,6 +154,7 @@ def history(store: Path, workload_regex: str | None, metric: str,
     if not store_files(store):
         raise BadInput(f"store {store} holds no results yet: add some with "
                        "`schedperf ingest PATH`")
+    warn_unreadable_parts(store)
     try:
         graph = load_graph(store, repo)
         bucket, frame = store_history(store, metric=metric, bucket=bucket,

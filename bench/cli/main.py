@@ -7,6 +7,7 @@ is 128 + the signal, 130 for SIGINT and 143 for SIGTERM. ``run`` reports how far
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -28,6 +29,13 @@ from bench.cli.run import run
 from bench.cli.validate import validate
 from bench.interrupt import exit_code_of, handle_signals, signal_name
 from scheduler_core.errors import SchedulerCoreError
+from scheduler_core.inputfile import (
+    DEFAULT_MAX_INPUT_BYTES,
+    ENV_MAX_INPUT_SIZE,
+    format_size,
+    parse_size,
+    set_max_input_bytes,
+)
 
 __all__ = ["cli", "main"]
 
@@ -39,8 +47,26 @@ class _InOrder(click.Group):
         return list(self.commands)
 
 
+def _max_input_size(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """``--max-input-size``: the input size cap for this process and its children."""
+    if value is None:
+        return
+    try:
+        limit = parse_size(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+    set_max_input_bytes(limit)
+    os.environ[ENV_MAX_INPUT_SIZE] = str(limit)  # measurement workers read it too
+
+
 @click.group(cls=_InOrder, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="schedperf")
+@click.option("--max-input-size", metavar="SIZE", default=None, expose_value=False,
+              is_eager=True, callback=_max_input_size,
+              help="Largest input file read (configs, templates, scheduler configs, "
+                   "accepted.yaml, results files), e.g. 512M or 2G; 0: no cap. "
+                   f"[default: ${ENV_MAX_INPUT_SIZE} or "
+                   f"{format_size(DEFAULT_MAX_INPUT_BYTES)}]")
 def cli() -> None:
     """schedperf: performance-regression benchmarking for Kubernetes-style scheduling."""
 

@@ -9,11 +9,13 @@ instead of cutting it. On a terminal the console keeps the terminal's width.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import IO, Literal
 
+import click
 from rich.console import Console
 
-__all__ = ["PIPE_WIDTH", "WHOLE", "is_tty", "output_console"]
+__all__ = ["PIPE_WIDTH", "WHOLE", "is_tty", "output_console", "warn_unreadable_parts"]
 
 PIPE_WIDTH = 1000  # columns when not a terminal: lines are only as long as what they hold
 WHOLE: Literal["fold"] = "fold"  # wrap a long cell (at spaces, else anywhere), never cut it
@@ -38,3 +40,12 @@ def output_console(*, stderr: bool = False) -> Console:
     if is_tty(console.file):
         return console
     return Console(stderr=stderr, width=max(console.width, PIPE_WIDTH))
+
+
+def warn_unreadable_parts(store: Path) -> None:
+    """One warning line per data file of the store that cannot be read (a corrupt or
+    truncated part): the command reads around it."""
+    from reports.store import unreadable_parts  # polars: only for the store commands
+
+    for path, problem in unreadable_parts(store):
+        click.echo(f"schedperf: warning: {path}: {problem}; its rows are left out", err=True)

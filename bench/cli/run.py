@@ -31,6 +31,7 @@ from bench.cli.engines import (
     run_on_kube,
 )
 from bench.cli.output import WHOLE, output_console
+from bench.cli.run_checks import check_before_run, keep_going_option, report_not_run
 from bench.cli.run_summary import FORMATS, RunSummary, render
 from bench.interrupt import deferred_signals
 from bench.profiling import have_pyinstrument, profile_file_stem, profile_workload
@@ -109,12 +110,13 @@ def _shard_callback(ctx: click.Context, param: click.Parameter,
               help="The summary at the end: a table, or JSON / CSV on stdout (progress and "
                    "messages then go to stderr).")
 @engine_options
+@keep_going_option
 @click.pass_context
 def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
         name_regex: str | None, out_dir: Path | None, seed: int, repeat: int,
         record_decisions: bool, timeout: float | None, clock: str,
         profile_dir: Path | None, shard_spec: tuple[int, int] | None, fmt: str,
-        engine: str, gomaxprocs: tuple[int, ...]) -> None:
+        engine: str, gomaxprocs: tuple[int, ...], keep_going: bool) -> None:
     """Run the selected workloads; write DataItems JSON and Parquet results into --out.
 
     The results of every workload are written as soon as it finishes, so an interrupted
@@ -135,6 +137,8 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
     binary = reference_binary(engines)
     if shard_spec is not None:
         chosen = shard(chosen, *shard_spec)
+    # issue 16: every workload checked before the first runs (bad input: exit 2, no half run)
+    chosen, bad_input = check_before_run(chosen, keep_going=keep_going)
     started = datetime.now(UTC)
     out = out_dir or _default_out_dir(started)
     run_id = f"{started.strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
@@ -170,6 +174,9 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
         sys.stdout.flush()
         ctx.exit(128 + summary.interrupted_by)
     statuses = {r.status for _, r in writer.finished}
+    if bad_input:  # --keep-going: the bad workloads did not run
+        report_not_run(bad_input)
+        ctx.exit(2)
     # README's exit codes: 2 a workload that failed or timed out (a run that failed),
     # 1 a missed threshold, 0 ok (unsupported workloads are reported, not failures)
     ctx.exit(2 if statuses & RUN_FAILED else 1 if STATUS_THRESHOLD_MISSED in statuses else 0)

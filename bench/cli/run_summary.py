@@ -131,7 +131,7 @@ def _table(summary: RunSummary) -> Table:
     table.add_column("wall s", justify="right", overflow="fold")
     for row in summary_rows(summary):
         style = _STATUS_STYLE.get(row["status"], "dim")
-        cells = [row["workload"]]
+        cells: list[str | Text] = [Text(row["workload"])]  # a name is text, never markup
         if summary.repeat > 1:
             cells.append(str(row["round"]))
         if engines:

@@ -21,6 +21,7 @@ uncommon ones.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,6 +31,7 @@ import polars as pl
 
 from bench.compare.samples import OUTCOME_SCHEMA, SCHEMA, outcome_row, outcomes_frame
 from bench.compare.worktrees import WorktreeError
+from scheduler_core.inputfile import InputFileError, check_file, read_text
 from workloads.catalog.selection import SelectionError, matches, parse_filter
 from workloads.result import ENGINE_CORE
 
@@ -80,6 +82,12 @@ def _from_results(df: pl.DataFrame, side: str, what: str
     if missing:
         raise RecordedError(f"{what}: not schedperf results (missing columns "
                             f"{', '.join(sorted(missing))})")
+    wrong = [f"{c} ({df.schema[c]}, expected {'a number' if c == 'value' else 'text'})"
+             for c in sorted(need) if not (df.schema[c].is_numeric() if c == "value"
+                                           else df.schema[c] == pl.String)]
+    if wrong:
+        raise RecordedError(f"{what}: not schedperf results (columns of the wrong type: "
+                            f"{', '.join(wrong)})")
     df = df.with_columns((pl.col("test_case") + "/" + pl.col("workload")).alias("name"))
     run_cols = [c for c in ("run_id", "round") if c in df.columns]
     if run_cols:  # one round number per (run, round), in order
@@ -120,14 +128,43 @@ def _recorded(rows: pl.DataFrame, side: dict[str, Any], outcomes: pl.DataFrame,
     return Recorded(rows, side, outcomes, labels, frozenset(uncommon))
 
 
+def _read_parquet(path: Path) -> pl.DataFrame:
+    """A results Parquet file; unreadable, special, oversized or corrupt: RecordedError."""
+    try:
+        check_file(path, what="a Parquet results file")
+        return pl.read_parquet(path)
+    except InputFileError as exc:
+        raise RecordedError(str(exc)) from None
+    except Exception as exc:  # polars raises several kinds for a bad file
+        raise RecordedError(f"{path}: not a readable Parquet file: "
+                            f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                            ) from None
+
+
+def _read_report_json(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(read_text(path, what="a compare report.json"))
+    except InputFileError as exc:
+        raise RecordedError(str(exc)) from None
+    except (ValueError, RecursionError) as exc:
+        raise RecordedError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise RecordedError(f"{path}: expected a JSON object (a compare report)")
+    return doc
+
+
 def _compare_folder(path: Path, spec: str, which: str, side: str) -> Recorded:
-    df = pl.read_parquet(path / "samples.parquet")
+    df = _read_parquet(path / "samples.parquet")
+    missing = [c for c in SCHEMA if c not in df.columns]
+    if missing:
+        raise RecordedError(f"{path / 'samples.parquet'}: columns {', '.join(missing)} are "
+                            "missing (expected a schedperf compare samples.parquet)")
     df = df.filter(pl.col("side") == which).with_columns(pl.lit(side).alias("side"))
     report: dict[str, Any] = {}
     if (path / "report.json").is_file():
-        report = json.loads((path / "report.json").read_text(encoding="utf-8"))
+        report = _read_report_json(path / "report.json")
     if (path / "outcomes.parquet").is_file():
-        outcomes = pl.read_parquet(path / "outcomes.parquet").filter(
+        outcomes = _read_parquet(path / "outcomes.parquet").filter(
             pl.col("side") == which).with_columns(pl.lit(side).alias("side"))
         outcomes = outcomes.select([pl.col(c) if c in outcomes.columns
                                     else pl.lit(None, t).alias(c)
@@ -173,13 +210,10 @@ def load_recorded(spec: str, side: str, *, store: Path | None = None) -> Recorde
     if path.is_dir() and (path / "samples.parquet").is_file():
         return _compare_folder(path, spec, which or "head", side)
     results = path / "results.parquet" if path.is_dir() else path
-    if not results.is_file():
+    if not os.path.lexists(results):  # a FIFO, a loop or a folder there: _read_parquet says
         raise RecordedError(f"{spec}: neither a compare output folder (samples.parquet), a "
                             "schedperf run folder (results.parquet) nor a results file")
-    try:
-        df = pl.read_parquet(results)
-    except Exception as exc:  # polars raises several kinds for a bad file
-        raise RecordedError(f"{results}: not a readable Parquet file: {exc}") from None
+    df = _read_parquet(results)
     if "engine" in df.columns:  # the kube-scheduler engine's rows are not this code's
         df = df.filter(pl.col("engine").fill_null(ENGINE_CORE) == ENGINE_CORE)
     rows, env, outcomes = _from_results(df, side, str(results))

@@ -44,6 +44,7 @@ from reports.render.model import (
     report_to_dict,
     report_to_json,
 )
+from scheduler_core.inputfile import path_problem
 
 __all__ = [
     "FORMATS",
@@ -98,7 +99,7 @@ def find_report(path: Path | str) -> Path:
                                                  "folder)")
         return candidate
     if not path.exists():
-        raise ReportFileError(str(path), "", "no such file or folder")
+        raise ReportFileError(str(path), "", path_problem(path) or "no such file or folder")
     return path
 
 

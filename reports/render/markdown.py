@@ -73,6 +73,7 @@ _SUGGESTIONS = 3
 _SPANS = 6  # line ranges shown per added workload / import-time summary
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~$])")  # $: GitHub math
 _SPACE = re.compile(r"\s+")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 
 
 def md_escape(text: str, *, limit: int | None = NAME_CHARS) -> str:
@@ -82,6 +83,7 @@ def md_escape(text: str, *, limit: int | None = NAME_CHARS) -> str:
         head = (limit - 1) * 2 // 5
         text = text[:head] + "…" + text[len(text) - (limit - 1 - head):]
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MENTION.sub("@\u2060", text)  # a word joiner: GitHub links no @mention
     return _MD_PUNCT.sub(r"\\\1", text)
 
 

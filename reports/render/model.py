@@ -59,6 +59,7 @@ from reports.render.change_selection import (
     read_selection,
     selection_dict,
 )
+from scheduler_core.inputfile import InputFileError, read_text
 
 __all__ = [
     "COVERAGE_MODE",
@@ -493,13 +494,14 @@ def load_report(path: Path | str) -> Report:
     """Read and validate ``report.json`` at ``path`` (see :func:`parse_report`)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportFileError(str(path), "", "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportFileError(str(path), "", f"cannot read: {exc}") from None
+        text = read_text(path, what="a compare report.json")
+    except InputFileError as exc:
+        line = f"line {exc.line}: " if exc.line else ""
+        raise ReportFileError(str(path), "", line + exc.problem) from None
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ReportFileError(str(path), "", "not valid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise ReportFileError(str(path), "", f"not valid JSON: line {exc.lineno} column "
                                              f"{exc.colno}: {exc.msg}") from None

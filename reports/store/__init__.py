@@ -5,7 +5,8 @@
 
     ingest_paths(paths, store) -> IngestReport   schedperf run folders / results.parquet, asv
                                                  results, pytest-benchmark JSON, DataItems JSON
-    scan_store(store) -> pl.LazyFrame            every row, lazily
+    scan_store(store) -> pl.LazyFrame            every row, lazily (corrupt parts left out:
+                                                 unreadable_parts(store) names them)
     history(store, metric=..., repo=...)         a metric over commits in git order, per
                                                  workload, each step judged
     load_graph(store, repo) / order_series(...)  versions in git order (``order``)
@@ -23,7 +24,7 @@ Documented in docs/store.md.
 from __future__ import annotations
 
 from reports.store.bookkeeping import LEDGER_NAME, Ledger
-from reports.store.dataset import PART_GLOB, scan_store, store_files
+from reports.store.dataset import PART_GLOB, scan_store, store_files, unreadable_parts
 from reports.store.gitinfo import GitError
 from reports.store.history import DEFAULT_BUCKETS, DEFAULT_METRIC, HistoryError, history
 from reports.store.ingest import (
@@ -102,4 +103,5 @@ __all__ = [
     "order_series",
     "scan_store",
     "store_files",
+    "unreadable_parts",
 ]

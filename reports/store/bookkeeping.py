@@ -24,6 +24,7 @@ from typing import Any
 
 from reports.store.problems import StoreError
 from reports.store.schema import RESULTS_SCHEMA_VERSION
+from scheduler_core.inputfile import InputFileError, read_text
 from workloads.output.dataitems import atomic_write_bytes
 
 try:
@@ -60,14 +61,17 @@ class Ledger:
     @classmethod
     def load(cls, store: Path) -> Ledger:
         path = store / LEDGER_NAME
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             return cls(path)
         advice = (f"the data files are intact: move {path.name} away and ingest again "
                   "(rows already in the store are not added twice)")
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise StoreError(f"{path}: unreadable bookkeeping ({exc}); {advice}") from exc
+        try:  # no size cap: the bookkeeping grows with the store
+            doc = json.loads(read_text(path, what="the store's bookkeeping (JSON)", limit=0))
+        except InputFileError as exc:
+            raise StoreError(f"{path}: unreadable bookkeeping ({exc.problem}); {advice}"
+                             ) from None
+        except (ValueError, RecursionError) as exc:
+            raise StoreError(f"{path}: unreadable bookkeeping ({exc}); {advice}") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("files"), dict):
             raise StoreError(f"{path}: not a schedperf store bookkeeping file; {advice}")
         version = doc.get("store_version")

@@ -22,10 +22,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from reports.store.schema import STORE_SCHEMA, polars_schema
+from scheduler_core.inputfile import InputFileError, check_file
 from workloads.output.dataitems import atomic_write_bytes
 
-__all__ = ["PART_GLOB", "partition_keys", "remove_stale_temp_files", "scan_store",
-           "split_partitions", "store_files", "write_parts"]
+__all__ = ["PART_GLOB", "part_problem", "partition_keys", "remove_stale_temp_files",
+           "scan_store", "split_partitions", "store_files", "unreadable_parts", "write_parts"]
 
 PART_GLOB = "**/*.parquet"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -38,15 +39,53 @@ def store_files(store: Path) -> list[Path]:
     return sorted(p for p in store.glob(PART_GLOB) if not p.name.startswith("."))
 
 
+_PART_CHECKS: dict[tuple[str, int, int], str | None] = {}  # (path, size, mtime) -> problem
+
+
+def part_problem(path: Path) -> str | None:
+    """Why a data file cannot be read (not a regular file, no valid Parquet footer), or None.
+    Only the footer is read; the answer is kept while the file's size and mtime stay."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _PART_CHECKS:
+        try:
+            check_file(path, what="a Parquet data file", limit=0)
+            pq.read_metadata(path)
+            problem = None
+        except InputFileError as exc:
+            problem = exc.problem
+        except Exception as exc:  # pyarrow raises several kinds for a corrupt file
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            problem = f"not a readable Parquet file: {first}"
+        _PART_CHECKS[key] = problem
+    return _PART_CHECKS[key]
+
+
+def unreadable_parts(store: Path | str) -> list[tuple[Path, str]]:
+    """The data files :func:`scan_store` leaves out, with why (a corrupt or truncated part,
+    something that is not a file): commands name them and read around them."""
+    out = []
+    for path in store_files(Path(store)):
+        problem = part_problem(path)
+        if problem is not None:
+            out.append((path, problem))
+    return out
+
+
 def scan_store(store: Path | str) -> pl.LazyFrame:
     """A lazy frame over every row of the store, in the store schema (an empty frame when
     the store has no data yet). Columns a part lacks (added by a later results schema
     version, or ``commit_date``/``commit_parents`` in parts written before they existed)
-    read as null."""
+    read as null. A part whose Parquet footer cannot be read is left out
+    (:func:`unreadable_parts` names it)."""
     store = Path(store)
-    if not store_files(store):
+    files = [p for p in store_files(store) if part_problem(p) is None]
+    if not files:
         return pl.LazyFrame(schema=polars_schema())
-    return pl.scan_parquet(str(store / PART_GLOB), hive_partitioning=False,
+    return pl.scan_parquet([str(p) for p in files], hive_partitioning=False,
                            schema=polars_schema(), missing_columns="insert")
 
 

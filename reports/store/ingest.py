@@ -51,6 +51,7 @@ from reports.store.schema import (
     CommitInfo,
     with_commit_info,
 )
+from scheduler_core.inputfile import InputFileError, read_bytes
 from workloads.result import ENGINE_CORE
 
 __all__ = ["DUPLICATE", "ERROR", "FLUSH_ROWS", "INGESTED", "FileOutcome", "IngestReport",
@@ -169,7 +170,17 @@ class _Commits:
 
 
 def _parse(cand: Candidate, data: bytes, sha256: str) -> tuple[str, pa.Table, str | None]:
-    """(kind, store rows, note) of one file; SKIP kind for files that are not results."""
+    """(kind, store rows, note) of one file; SKIP kind for files that are not results.
+    Raises Malformed, also for a value the parsers passed on that the store's columns cannot
+    hold (a field of the wrong type deep in the file)."""
+    try:
+        return _parse_kind(cand, data, sha256)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise Malformed(f"a value of the wrong type for the store: {first}") from None
+
+
+def _parse_kind(cand: Candidate, data: bytes, sha256: str) -> tuple[str, pa.Table, str | None]:
     kind, doc = identify(cand.path, data, cand.explicit)
     if kind == SKIP:
         return kind, pa.table({}), None
@@ -296,10 +307,9 @@ def ingest_paths(paths: Iterable[Path | str], store: Path | str, *,
         seen: set[str] = set()
         for cand in candidates:
             try:
-                data = cand.path.read_bytes()
-            except OSError as exc:
-                settle.add(FileOutcome(cand.path, ERROR,
-                                       message=f"cannot read: {exc.strerror}"))
+                data = read_bytes(cand.path, what="a results file")
+            except InputFileError as exc:
+                settle.add(FileOutcome(cand.path, ERROR, message=exc.problem))
                 continue
             sha256 = hashlib.sha256(data).hexdigest()
             previous = ledger.get(sha256)

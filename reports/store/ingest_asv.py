@@ -36,6 +36,7 @@ import pyarrow as pa
 
 from reports.store.problems import Malformed, field, number, optional_field
 from reports.store.schema import SOURCE_ASV, table_from_rows
+from scheduler_core.inputfile import InputFileError, read_text
 
 __all__ = ["ASV_RESULTS_VERSION", "find_benchmarks_json", "load_benchmarks", "parse_asv"]
 
@@ -68,8 +69,8 @@ def load_benchmarks(path: Path | None) -> tuple[dict[str, Any], str | None]:
     if path is None:
         return {}, "no benchmarks.json next to it: parameter names and units guessed"
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        doc = json.loads(read_text(path, what="an asv benchmarks.json"))
+    except (InputFileError, ValueError, RecursionError) as exc:
         return {}, f"{path} unreadable ({exc}): parameter names and units guessed"
     if not isinstance(doc, dict) or doc.get("version") != ASV_BENCHMARKS_VERSION:
         return {}, f"{path} is not an asv benchmarks.json version 2: names and units guessed"

@@ -23,6 +23,12 @@ import yaml
 from scheduler_core.errors import ConfigError
 from scheduler_core.framework.interface import Handle
 from scheduler_core.framework.runtime import EXTENSION_POINTS, Framework, implements
+from scheduler_core.inputfile import (
+    MAX_EXPANDED_VALUES,
+    InputFileError,
+    expanded_size,
+    read_text,
+)
 
 __all__ = [
     "API_VERSION",
@@ -75,6 +81,7 @@ _TOP_IGNORED = ("leaderElection", "clientConnection", "healthzBindAddress",
                 "metricsBindAddress", "enableProfiling", "enableContentionProfiling",
                 "extenders", "delayCacheUntilActive", "featureGates")
 MAX_WEIGHT = (2**63 - 1) // 100
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -111,17 +118,24 @@ class SchedulerConfig:
 
 # --------------------------------------------------------------------------- parsing
 def load_config(path: str | Path) -> SchedulerConfig:
-    p = Path(path)
     try:
-        text = p.read_text()
-    except OSError as exc:
-        raise ConfigError(f"cannot read file: {exc.strerror}", source=str(path)) from None
+        text = read_text(Path(path), what="a KubeSchedulerConfiguration (YAML)")
+    except InputFileError as exc:
+        where = f"{path}:{exc.line}" if exc.line else str(path)
+        raise ConfigError(exc.problem, source=where) from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_SafeLoader)
+    except RecursionError:
+        raise ConfigError("invalid YAML: nested too deeply", source=str(path)) from None
+    except (ValueError, OverflowError) as exc:  # a constructor's: a date like 2026-13-45
+        raise ConfigError(f"invalid YAML value: {exc}", source=str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", source=where) from None
+    if expanded_size(data) is None:
+        raise ConfigError(f"its aliases expand to more than {MAX_EXPANDED_VALUES} values (an "
+                          "alias bomb?)", source=str(path))
     return parse_config(data, source=str(path))
 
 
@@ -156,7 +170,8 @@ def parse_config(data: Any, *, source: str | None = None) -> SchedulerConfig:
     if not isinstance(registry, dict):
         raise err("pluginRegistry", "expected a mapping of plugin name to \"module:Class\"")
     for name, target in registry.items():
-        if not isinstance(target, str) or ":" not in target:
+        module_name, colon, class_name = (target if isinstance(target, str) else "").partition(":")
+        if not (colon and module_name.strip() and class_name.strip()):
             raise err(f"pluginRegistry.{name}",
                       f'expected "module.path:ClassName", got {target!r}')
     cfg.plugin_registry = dict(registry)
@@ -304,6 +319,9 @@ def _import_plugin(name: str, target: str, source: str | None) -> Any:
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f'cannot import "{target}": {exc}', field=f"pluginRegistry.{name}",
                           source=source) from None
+    except Exception as exc:  # the module itself fails to import: its error, one line
+        raise ConfigError(f'cannot import "{target}": {type(exc).__name__}: {exc}',
+                          field=f"pluginRegistry.{name}", source=source) from None
     return cls
 
 

@@ -13,6 +13,7 @@ report every problem of a file.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypeVar
 
+from scheduler_core.inputfile import InputFileError, check_file
 from workloads.config.errors import ConfigFileError
 from workloads.config.yaml_lines import LineDict, LineList, plain
 
@@ -293,6 +295,9 @@ class Fields:
                 isinstance(value, float) and not value.is_integer()):
             self._bad(name, "an integer", value)
             return default
+        if not -(2**63) <= int(value) <= 2**63 - 1:
+            self._bad(name, "an integer within 64 bits (upstream's int)", value)
+            return default
         return int(value)
 
     def opt_integer(self, name: str) -> int | None:
@@ -417,9 +422,17 @@ class Fields:
         if not text:
             self.error(key, "must not be empty", line)
             return None
-        resolved = (self.scope.base_dir / text).resolve()
-        if not resolved.is_file():
-            self.error(key, f'file "{text}" does not exist (looked for {resolved})', line)
+        try:
+            resolved = (self.scope.base_dir / text).resolve()
+        except (OSError, RuntimeError, ValueError):  # a symlink loop (RuntimeError in 3.11)
+            resolved = Path(os.path.abspath(self.scope.base_dir / text))
+        try:
+            check_file(resolved, what="a file", limit=0)  # its size is checked when read
+        except InputFileError as exc:
+            if exc.problem.startswith("no such file"):
+                self.error(key, f'file "{text}" does not exist (looked for {resolved})', line)
+            else:
+                self.error(key, f'file "{text}" ({resolved}): {exc.problem}', line)
         return resolved
 
     def file_list(self, name: str) -> tuple[Path, ...]:

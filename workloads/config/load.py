@@ -8,11 +8,13 @@ folder holding its config file.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scheduler_core.inputfile import InputFileError
 from workloads.config.decode import EMPTY, Fields, FrozenDict, Issues, Scope
 from workloads.config.errors import ConfigFileError
 from workloads.config.metrics import (
@@ -200,9 +202,10 @@ def _load_file(path: Path) -> _FileResult:
     issues = Issues(path)
     result = _FileResult([], issues.errors, set())
     try:
-        data = load_yaml(path)
-    except OSError as err:
-        issues.add(f"cannot read the file: {err.strerror or err}")
+        data = load_yaml(path, what="a workload config (a YAML list of test cases)",
+                         allow_empty=True)  # an empty file: "no test cases defined"
+    except InputFileError as err:
+        issues.add(err.problem, line=err.line)
         return result
     except YamlLoadError as err:
         issues.add(err.problem, line=err.line)
@@ -240,8 +243,11 @@ def config_files(path: Path | str) -> list[Path]:
     path = Path(path)
     if not path.is_dir():
         return [path]
-    found = sorted(path.glob(f"*/{CONFIG_FILE_NAME}"))
-    if (path / CONFIG_FILE_NAME).is_file():
+    # lexists: a config that is a dangling link, a symlink loop or a FIFO is found, and then
+    # refused with its reason, rather than silently left out
+    found = sorted(d / CONFIG_FILE_NAME for d in path.iterdir()
+                   if d.is_dir() and os.path.lexists(d / CONFIG_FILE_NAME))
+    if os.path.lexists(path / CONFIG_FILE_NAME):
         found.insert(0, path / CONFIG_FILE_NAME)
     return found
 
@@ -270,11 +276,15 @@ def load_configs(path: Path | str) -> list[TestCase]:
     return test_cases
 
 
-def validate(paths: Path | str | Iterable[Path | str]) -> list[ConfigFileError]:
+def validate(paths: Path | str | Iterable[Path | str], *,
+             deep: Callable[[TestCase, Workload], list[ConfigFileError]] | None = None,
+             ) -> list[ConfigFileError]:
     """Every problem of every config file and of every workload's resolution.
 
     ``paths`` is one path or several (files or folders as in :func:`config_files`). Errors are
-    sorted by file, then line.
+    sorted by file, then line. ``deep(test_case, workload)`` (workloads.catalog.check) adds
+    the problems of each workload that resolved cleanly: templates rendered, manifests and
+    scheduler configs parsed.
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -290,6 +300,8 @@ def validate(paths: Path | str | Iterable[Path | str]) -> list[ConfigFileError]:
                 for w in tc.workloads:
                     _, errs = resolve_collect(tc, w, check_unused=tc.name not in result.broken)
                     file_errors.extend(errs)
+                    if deep is not None and not errs and tc.name not in result.broken:
+                        file_errors.extend(deep(tc, w))
             file_errors.sort(key=lambda e: e.line or 0)
             errors.extend(file_errors)
     return errors

@@ -11,7 +11,8 @@ What upstream does in ``unrollWorkloadTemplate`` + ``patchParams`` + ``runWorklo
   ``createPods`` and ``churn``; ``createPods`` without a pod template gets the test case's
   default; barrier stage defaults to ``Scheduled``, churn interval to 500 ms, createAny/updateAny
   count to 1 and signatureBatchSize to 1;
-* the values are validated again (no negative counts, steadyState needs a positive duration);
+* the values are validated again (no negative counts, steadyState needs a positive duration,
+  numbers finite and within a 64-bit integer, createPodSets of at most MAX_POD_SETS sets);
 * a parameter that no op used is an error.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +41,11 @@ from workloads.config.ops_unsupported import CreateResourceDriver
 if TYPE_CHECKING:
     from workloads.config.model import TestCase, Workload
 
-__all__ = ["resolve", "resolve_collect"]
+__all__ = ["INT64_MAX", "MAX_POD_SETS", "resolve", "resolve_collect"]
+
+INT64_MAX = 2**63 - 1  # upstream's counts are Go ints
+INT64_MIN = -(2**63)
+MAX_POD_SETS = 100_000  # createPodSets is unrolled into this many createPods ops at most
 
 class _Resolver:
     def __init__(self, test_case: TestCase, workload: Workload) -> None:
@@ -74,6 +80,13 @@ class _Resolver:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.error(op, key, f"parameter {ref} has the wrong type {_go_type(value)}, "
                        "want a number")
+            return default
+        if isinstance(value, float) and not math.isfinite(value):
+            self.error(op, key, f"parameter {ref} is {value}, want a finite number")
+            return default
+        if not INT64_MIN <= int(value) <= INT64_MAX:
+            self.error(op, key, f"parameter {ref} = {value} overflows a 64-bit integer "
+                       "(upstream's int)")
             return default
         return int(value)
 
@@ -124,7 +137,13 @@ class _Resolver:
         if isinstance(op, CreatePods):
             count = changes.get("count", op.count)
             if op.count_multiplier_param:
-                count *= self.number(op, "countMultiplierParam", op.count_multiplier_param, 1)
+                multiplier = self.number(op, "countMultiplierParam",
+                                         op.count_multiplier_param, 1)
+                if not INT64_MIN <= count * multiplier <= INT64_MAX:
+                    self.error(op, "countMultiplierParam", f"count {count} times multiplier "
+                               f"{multiplier} overflows a 64-bit integer (upstream's int)")
+                    multiplier = 1
+                count *= multiplier
             changes["count"] = count
             batch = op.signature_batch_size
             if op.signature_batch_size_param:
@@ -184,7 +203,11 @@ class _Resolver:
         unrolled: list[Op] = []
         for op in self.tc.workload_template:
             patched = self.patch(op)
-            if isinstance(patched, CreatePodSets):
+            if isinstance(patched, CreatePodSets) and patched.count > MAX_POD_SETS:
+                key = "countParam" if patched.count_param else "count"
+                self.error(patched, key, f"{patched.count} pod sets is over the limit of "
+                           f"{MAX_POD_SETS} (each becomes one createPods op)")
+            elif isinstance(patched, CreatePodSets):
                 for i in range(patched.count):
                     copy = dataclasses.replace(
                         patched.create_pods_op, namespace=f"{patched.namespace_prefix}-{i}")

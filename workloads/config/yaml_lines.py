@@ -17,7 +17,9 @@ from typing import Any
 
 import yaml
 
-__all__ = ["LineDict", "LineList", "YamlLoadError", "load_yaml", "plain"]
+from scheduler_core.inputfile import MAX_EXPANDED_VALUES, expanded_size, read_text
+
+__all__ = ["LineDict", "LineList", "YamlLoadError", "load_yaml", "load_yaml_string", "plain"]
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -91,7 +93,11 @@ def _construct_map(loader: Any, node: yaml.MappingNode):
         if not isinstance(key_node, yaml.ScalarNode):
             raise YamlLoadError("mapping keys must be scalars", key_node.start_mark.line + 1)
         key = _go_key(loader.construct_object(key_node, deep=True))
-        data[key] = loader.construct_object(value_node, deep=True)
+        try:
+            data[key] = loader.construct_object(value_node, deep=True)
+        except (ValueError, OverflowError) as exc:  # a constructor's: 2026-13-45
+            raise YamlLoadError(f'invalid value of "{key}": {exc}',
+                                value_node.start_mark.line + 1) from None
         data.key_lines[key] = key_node.start_mark.line + 1
         data.value_lines[key] = value_node.start_mark.line + 1
 
@@ -108,17 +114,32 @@ _Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 _Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 
 
-def load_yaml(path: Path) -> Any:
+def load_yaml(path: Path, *, what: str = "a YAML file", allow_empty: bool = False) -> Any:
     """Parse one YAML document from ``path`` with line information (safe loading).
 
-    Raises :class:`YamlLoadError` for syntax errors and duplicate keys, ``OSError`` if the file
-    cannot be read.
+    Raises :class:`YamlLoadError` for syntax errors and duplicate keys,
+    :class:`~scheduler_core.inputfile.InputFileError` if the file cannot be read as text
+    (missing, a folder, a FIFO, over the size cap, empty unless ``allow_empty``, not UTF-8).
     """
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, what=what, allow_empty=allow_empty)
+    return load_yaml_string(text)
+
+
+def load_yaml_string(text: str) -> Any:
+    """Parse one YAML document from ``text`` with line information (see :func:`load_yaml`).
+    A document whose aliases expand to more than ``MAX_EXPANDED_VALUES`` values is refused."""
     try:
-        return yaml.load(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+        if expanded_size(data) is None:
+            raise YamlLoadError(f"its aliases expand to more than {MAX_EXPANDED_VALUES} values "
+                                "(an alias bomb?)", None)
+        return data
     except YamlLoadError:
         raise
+    except RecursionError:
+        raise YamlLoadError("invalid YAML: nested too deeply", None) from None
+    except (ValueError, OverflowError) as err:  # a constructor's: a date like 2026-13-45
+        raise YamlLoadError(f"invalid YAML value: {err}", None) from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         problem = " ".join(p for p in (err.context, err.problem) if p) or str(err)

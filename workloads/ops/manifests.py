@@ -10,6 +10,7 @@ import yaml
 
 from scheduler_core.api import UNMODELLED_KINDS, Pod, UnsupportedKindError
 from scheduler_core.errors import SchedulerCoreError
+from scheduler_core.inputfile import MAX_EXPANDED_VALUES, expanded_size
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 
 __all__ = [
@@ -32,7 +33,15 @@ PodFlags = tuple[bool, bool]  # (deleted at once even when bound, has finalizers
 
 def load_yaml_text(text: str, source: str) -> Any:
     try:
-        return yaml.load(text, Loader=_Loader)  # a safe loader (CSafeLoader)
+        data = yaml.load(text, Loader=_Loader)  # a safe loader (CSafeLoader)
+        if expanded_size(data) is None:
+            raise WorkloadError(f"{source}: its aliases expand to more than "
+                                f"{MAX_EXPANDED_VALUES} values (an alias bomb?)")
+        return data
+    except RecursionError:
+        raise WorkloadError(f"{source}: invalid YAML: nested too deeply") from None
+    except (ValueError, OverflowError) as exc:  # a constructor's: a date like 2026-13-45
+        raise WorkloadError(f"{source}: invalid YAML value: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark is not None else source

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from scheduler_core.inputfile import InputFileError, read_text
 from workloads.ops.errors import WorkloadError
 from workloads.ops.manifests import load_yaml_text
 from workloads.template import Template, TemplateError
@@ -25,9 +26,9 @@ class TemplateFile:
         self.path = Path(path)
         self.source = str(self.path)
         try:
-            text = self.path.read_text()
-        except OSError as exc:
-            raise WorkloadError(f"{self.source}: cannot read: {exc.strerror or exc}") from None
+            text = read_text(self.path, what="an object template (YAML, Go template)")
+        except InputFileError as exc:
+            raise WorkloadError(str(exc)) from None
         try:
             self.template = Template(text, source=self.source)
         except TemplateError as exc:

@@ -2,7 +2,8 @@
 plotting a run's progress with gnuplot.
 
 File name ``<test case>_<workload>_<topic>_<UTC YYYY-MM-DDTHH:MM:SSZ>.dat`` with every ``/``
-replaced by ``_`` (a counter is appended when the name exists, as for DataItems files). One
+replaced by ``_`` (a counter is appended when the name exists, as for DataItems files; a very
+long test case and workload name is cut and given a hash, :func:`progress_file_stem`). One
 line per throughput sample, in upstream's ``"%.1fs %d %d %d %f"`` layout:
 
     <seconds since the window opened>s <completed> <attempts> <observedTotal> <observedRate>
@@ -19,18 +20,30 @@ See docs/results-schema.md, ".dat progress files".
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
 from workloads.output.dataitems import _atomic_write_new
 from workloads.result import WorkloadResult
 
-__all__ = ["progress_file_stem", "progress_lines", "write_progress_files"]
+__all__ = ["MAX_NAME_BYTES", "progress_file_stem", "progress_lines", "write_progress_files"]
+
+
+MAX_NAME_BYTES = 120  # of the "<test case>_<workload>" part; file names stay under 255
 
 
 def progress_file_stem(result: WorkloadResult, when: datetime) -> str:
+    """The file name without ``.dat``; a test case and workload name longer than
+    :data:`MAX_NAME_BYTES` is cut and followed by 8 hex of its SHA-256 (unique, and within
+    every file system's name limit)."""
     stamp = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f"{result.test_case}_{result.workload}_{result.topic}_{stamp}".replace("/", "_")
+    name = f"{result.test_case}_{result.workload}"
+    raw = name.encode()
+    if len(raw) > MAX_NAME_BYTES:
+        digest = hashlib.sha256(raw).hexdigest()[:8]
+        name = raw[:MAX_NAME_BYTES - 9].decode("utf-8", "ignore") + "-" + digest
+    return f"{name}_{result.topic}_{stamp}".replace("/", "_")
 
 
 def progress_lines(result: WorkloadResult) -> list[str]:

@@ -105,7 +105,8 @@ def test_empty_report_says_so() -> None:
     ("$x$", "\\$x\\$"),
     ("two\nlines", "two lines"),
     ("a" * 100 + "z" * 100, "a" * 47 + "…" + "z" * 72),
-], ids=["pipe", "html", "emphasis-code-link", "math", "newline", "clipped"])
+    ("ping @octocat, a@b and @ alone", "ping @\u2060octocat, a@\u2060b and @ alone"),
+], ids=["pipe", "html", "emphasis-code-link", "math", "newline", "clipped", "mention"])
 def test_md_escape(text: str, expected: str) -> None:
     assert md_escape(text) == expected
 

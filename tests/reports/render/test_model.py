@@ -92,7 +92,7 @@ def test_bad_field_is_named_with_the_file(tmp_path: Path, keys: tuple[str | int,
     (None, "no such file"),
     ("{\"schema\": 1,", "not valid JSON: line 1 column"),
     ("[1, 2]", "(top level): expected an object, got a list"),
-    ("\udcff", "cannot read"),
+    ("\udcff", "not UTF-8 text"),
 ], ids=["missing", "truncated", "list", "not-utf8"])
 def test_unreadable_file(tmp_path: Path, content: str | None, problem: str) -> None:
     file = tmp_path / "report.json"

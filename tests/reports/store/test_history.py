@@ -177,10 +177,15 @@ def test_command_empty_store_exits_2(tmp_path):
     assert "holds no results yet" in result.output
 
 
-def test_command_foreign_parquet_in_store_exits_2(history_store):
+def test_command_reads_around_a_corrupt_part_and_names_it(history_store):
+    """Issue 16: a corrupt or foreign part file does not end the command: it is named on
+    stderr and its rows are left out; the other parts are read."""
+    good = invoke("--store", str(history_store))
     stray = history_store / "source=run" / "date=2025-01-01" / "part-stray.parquet"
     stray.parent.mkdir(parents=True)
     stray.write_bytes(b"PAR1 not really")
     result = invoke("--store", str(history_store))
-    assert result.exit_code == 2
-    assert f"store {history_store}: " in result.output
+    assert result.exit_code == 0, result.output
+    assert f"warning: {stray}: not a readable Parquet file" in result.output
+    assert "its rows are left out" in result.output
+    assert good.output.strip() in result.output  # the same table as without the stray part
