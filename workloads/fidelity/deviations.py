@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from scheduler_core.inputfile import InputFileError, read_text
 from workloads.fidelity.compare import Difference
 from workloads.fidelity.errors import DeviationsFileError
 
@@ -40,7 +41,6 @@ __all__ = ["DEFAULT_DEVIATIONS", "STAGES", "Deviation", "load_deviations", "matc
 
 DEFAULT_DEVIATIONS = Path(__file__).with_name("known_deviations.yaml")
 STAGES = ("PreFilter", "Filter", "PreScore", "Score", "PostFilter", "Outcome", "Profile")
-_MAX_BYTES = 1 << 20
 _REQUIRED = ("id", "stage", "plugin", "case", "reason")
 _OPTIONAL = ("field", "core", "reference", "workload")
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -70,18 +70,9 @@ class Deviation:
 
 def _read(path: Path) -> Any:
     try:
-        if not path.is_file():
-            raise DeviationsFileError(f"{path}: not a regular file")
-        with path.open("rb") as fh:
-            data = fh.read(_MAX_BYTES + 1)
-    except OSError as exc:
-        raise DeviationsFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > _MAX_BYTES:
-        raise DeviationsFileError(f"{path}: larger than {_MAX_BYTES} bytes")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DeviationsFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        text = read_text(path, what="a known-deviations file")
+    except InputFileError as exc:
+        raise DeviationsFileError(str(exc)) from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

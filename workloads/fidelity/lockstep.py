@@ -21,6 +21,7 @@ from scheduler_core.api.pod import Pod, retain_spec_sources
 from scheduler_core.cycle.result import ScheduleResult
 from scheduler_core.framework.interface import Code, Status
 from scheduler_core.framework.runtime import Framework
+from scheduler_core.inputfile import read_text
 from workloads.config import TestCase, Workload
 from workloads.fidelity.compare import (
     Decision,
@@ -166,7 +167,7 @@ class Lockstep:
 
 def _reference_config(tc: TestCase) -> str:
     path = tc.scheduler_config_path
-    return Path(path).read_text(encoding="utf-8") if path is not None else ""
+    return read_text(path, what="a scheduler config") if path is not None else ""
 
 
 def run_lockstep(tc: TestCase, workload: Workload, binary: Path, *, seed: int = 0,
