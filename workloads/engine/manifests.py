@@ -10,7 +10,8 @@ from typing import Any
 from workloads.config.ops import CreateNodes, CreatePods
 from workloads.ops.defaults import DEFAULT_NODE, DEFAULT_POD
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
-from workloads.ops.manifests import HOSTNAME_LABEL, metadata_of
+from workloads.ops.factories import prepared_node_labels
+from workloads.ops.manifests import metadata_of
 from workloads.ops.templates import TemplateFile
 
 __all__ = ["NameGenerator", "NodeManifests", "PodManifests", "namespace_manifest"]
@@ -92,13 +93,9 @@ class NodeManifests:
                             f"{self.where} (Index {index})", "Node")
         meta = metadata_of(m)
         name = meta.get("name") or self.names.next("Node", "", meta.get("generateName") or "")
-        labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
-        labels[HOSTNAME_LABEL] = name
-        if self.label is not None:
-            values = self.label.label_values
-            labels[self.label.label_key] = values[index % len(values)]
-        elif self.unique is not None:
-            labels[self.unique.label_key] = f"{name}-{index}"
+        labels = prepared_node_labels(
+            {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}, name, index,
+            self.label, self.unique)
         out = _named(m, name, labels)
         status = dict(m.get("status") or {})
         # scheduler_core reads a node without allocatable as its capacity: the same here

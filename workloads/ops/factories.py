@@ -26,7 +26,7 @@ from workloads.ops.manifests import (
 )
 from workloads.ops.templates import TemplateFile
 
-__all__ = ["NodeFactory", "PodFactory"]
+__all__ = ["NodeFactory", "PodFactory", "prepared_node_labels"]
 
 
 class PodFactory:
@@ -95,6 +95,20 @@ class PodFactory:
         return pod, pod_flags(manifest)
 
 
+def prepared_node_labels(labels: dict[str, str], name: str, index: int,
+                         label: LabelNodePrepareStrategy | None,
+                         unique: UniqueNodeLabelStrategy | None) -> dict[str, str]:
+    """``labels`` (changed in place and returned) with the node's hostname label and the label
+    of its prepare strategy: round-robin values (``label``) or a unique value (``unique``)."""
+    labels[HOSTNAME_LABEL] = name
+    if label is not None:
+        values = label.label_values
+        labels[label.label_key] = values[index % len(values)]
+    elif unique is not None:
+        labels[unique.label_key] = f"{name}-{index}"
+    return labels
+
+
 class NodeFactory:
     """Nodes of one createNodes op: template (or upstream's base node ``node-<opIndex>-``),
     the hostname label, and one prepare strategy (allocatable, else round-robin label, else
@@ -156,13 +170,7 @@ class NodeFactory:
             base = self._node(manifest, where)
             meta = metadata_of(manifest)
             name = meta.get("name") or self.api.node_name(meta.get("generateName") or "")
-        labels = dict(base.labels)
-        labels[HOSTNAME_LABEL] = name
-        if self.label is not None:
-            values = self.label.label_values
-            labels[self.label.label_key] = values[index % len(values)]
-        elif self.unique is not None:
-            labels[self.unique.label_key] = f"{name}-{index}"
+        labels = prepared_node_labels(dict(base.labels), name, index, self.label, self.unique)
         return base.with_name(name, labels=labels)
 
 
