@@ -17,7 +17,9 @@ import json
 from pathlib import Path
 
 import click
+from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from bench.cli.output import output_console
 from bench.selection import (
@@ -28,6 +30,7 @@ from bench.selection import (
     load_test_cases,
     select_workloads,
 )
+from reports.render.markdown import md_escape
 from workloads.fidelity.deviations import DEFAULT_DEVIATIONS, load_deviations
 from workloads.fidelity.errors import DeviationsFileError
 from workloads.fidelity.lockstep import run_lockstep
@@ -86,7 +89,7 @@ def fidelity(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | 
     writer = FidelityWriter(out_dir, reference_sha256=binary.sha256)
     summaries: list[WorkloadSummary] = []
     for i, (tc, w) in enumerate(chosen, 1):
-        console.print(f"[{i}/{len(chosen)}] {tc.name}/{w.name}", highlight=False)
+        console.print(f"[{i}/{len(chosen)}] {tc.name}/{w.name}", highlight=False, markup=False)
         wf = run_lockstep(tc, w, binary.path, seed=seed, timeout=timeout, every=every)
         summary, rows = summarize(wf, deviations)
         writer.add(rows)
@@ -113,8 +116,7 @@ def _as_json(s: WorkloadSummary) -> dict[str, object]:
 
 
 def _cell(text: object, limit: int = 200) -> str:
-    value = str(text).replace("|", "\\|").replace("\n", " ").replace("`", "'")
-    return value if len(value) <= limit else value[:limit - 1] + "…"
+    return md_escape(str(text), limit=limit)
 
 
 def _markdown(summaries: list[WorkloadSummary]) -> str:
@@ -138,33 +140,34 @@ def _markdown(summaries: list[WorkloadSummary]) -> str:
     return "\n".join(lines)
 
 
-def _render(console: object, summaries: list[WorkloadSummary], path: Path) -> None:
+def _render(console: Console, summaries: list[WorkloadSummary], path: Path) -> None:
     table = Table(title="schedperf fidelity: scheduler_core vs kube-scheduler v1.34")
     for col in ("workload", "status", "attempts", "compared", "agreed", "documented",
                 "disagreed"):
         table.add_column(col, justify="left" if col in ("workload", "status") else "right")
     for s in summaries:
         status = s.status if not s.reason else f"{s.status}: {s.reason}"
-        table.add_row(s.name, status[:160], str(s.attempts_run), str(s.attempts), str(s.agreed),
-                      str(s.documented), str(s.disagreed))
-    console.print(table)  # type: ignore[attr-defined]
+        table.add_row(Text(s.name), Text(status[:160]), str(s.attempts_run), str(s.attempts),
+                      str(s.agreed), str(s.documented), str(s.disagreed))
+    console.print(table)
     for s in summaries:
         for note in s.notes:
-            console.print(f"note: {s.name}: {note}", highlight=False)  # type: ignore[attr-defined]
+            console.print(f"note: {s.name}: {note}", highlight=False, markup=False)
     worst = Table(title="disagreements (not in the known deviations)")
     for col in ("workload", "stage", "plugin", "field", "count", "example"):
         worst.add_column(col)
     for s in summaries:
         for (stage, plugin, fld), (n, example) in sorted(s.by_plugin.items()):
-            worst.add_row(s.name, stage, plugin or "—", fld, str(n), example[:200])
+            worst.add_row(Text(s.name), stage, Text(plugin or "—"), Text(fld), str(n),
+                          Text(example[:200]))
     if worst.row_count:
-        console.print(worst)  # type: ignore[attr-defined]
+        console.print(worst)
     total = sum(s.attempts for s in summaries)
     agreed = sum(s.agreed for s in summaries)
-    console.print(  # type: ignore[attr-defined]
+    console.print(
         f"{total} attempts compared in {sum(s.status == 'compared' for s in summaries)} "
         f"workloads: {agreed} agreed, {sum(s.documented for s in summaries)} with documented "
         f"deviations only, {sum(s.disagreed for s in summaries)} disagreed; "
         f"{sum(s.status == 'unsupported' for s in summaries)} unsupported, "
         f"{sum(s.status == 'error' for s in summaries)} failed. Rows: {path}",
-        highlight=False)
+        highlight=False, markup=False)
