@@ -75,7 +75,6 @@ class WorkloadFidelity:
     unsupported: str = ""
     notes: list[str] = field(default_factory=list)
     kubernetes: str = ""
-    reference_requests: int = 0
     attempts_run: int = 0  # every attempt of the run, compared or not
 
 
@@ -108,7 +107,6 @@ class Lockstep:
                                  for point, names in points.items()}
         self._ref: Evaluation | None = None
         self._diffs: list[Difference] = []
-        self._core_outcome = ""
         self._nominated_before = ""
 
     def _nominated_pods(self) -> dict[str, Pod]:
@@ -131,7 +129,6 @@ class Lockstep:
                                 f"reference could not follow: {exc}") from None
         core = evaluate_core(self.scheduler, pod.namespace, pod.name)
         self._ref = ref
-        self._core_outcome = core.outcome
         self._diffs = compare_evaluations(core, ref, self.shared.get(fwk.profile_name))
         self._nominated_before = pod.nominated_node_name
 
@@ -214,7 +211,6 @@ def run_lockstep(tc: TestCase, workload: Workload, binary: Path, *, seed: int = 
             out.attempts = lock.attempts
             out.profile_differences = lock.profile_differences
             out.attempts_run = lock.seen
-            out.reference_requests = lock.mirror.requests + len(lock.attempts)
         if result.status == STATUS_UNSUPPORTED:
             out.unsupported = result.reason or "unsupported"
         elif result.status == STATUS_FAILED:

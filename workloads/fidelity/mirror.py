@@ -17,7 +17,7 @@ from typing import Any
 from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.events import ADDED, DELETED, WatchEvent
 from scheduler_core.cluster.store import Cluster
-from scheduler_core.plugins.default_preemption_pdb import disruptions_allowed
+from scheduler_core.plugins.default_preemption_pdb import BudgetTracker
 from workloads.fidelity.manifests import manifest_of, rfc3339
 from workloads.reference.client import ReferenceClient
 
@@ -33,10 +33,10 @@ class Mirror:
         self.cluster = cluster
         self._nominations = nominations  # pod key -> pod, every pod nominated now
         self._queue: list[tuple[str, Any]] = []
-        self._nominated: dict[str, str] = {}  # pod key -> node, as last sent
+        self._nominated: dict[str, str] = {}  # pod key -> node, as last sent (nominated only)
         self._allowed: dict[str, int] = {}  # PDB key -> disruptionsAllowed, as last sent
+        self._budgets: BudgetTracker | None = None  # the core's counts, once there are PDBs
         self.deleted_pods: list[Pod] = []  # pods deleted since the list was last cleared
-        self.requests = 0
         cluster.subscribe(self.on_event)
 
     def on_event(self, ev: WatchEvent) -> None:
@@ -52,16 +52,16 @@ class Mirror:
         new: Any = ev.new
         if kind == "Pod" and ev.type is not ADDED and type(ev.old) is not Pod:
             # a bind: the pod turned from unscheduled to assigned
-            self._queue.append(("bind", (new.namespace, new.name, new.node_name,
-                                         rfc3339(new.start_time or 0.0))))
+            self._queue.append(("bind", {"namespace": new.namespace, "name": new.name,
+                                          "node": new.node_name,
+                                          "startTime": rfc3339(new.start_time or 0.0)}))
             return
         if kind == "PodDisruptionBudget":
             self._allowed.pop(f"{new.namespace}/{new.name}", None)
             return  # sent at the flush, with its disruptionsAllowed
-        manifest = manifest_of(new)
         if kind == "Pod":
-            self._nominated[new.key] = new.nominated_node_name
-        self._queue.append(("apply", manifest))
+            self._note_nomination(new)
+        self._queue.append(("apply", manifest_of(new)))
 
     # ------------------------------------------------------------------ sending
     def requests_due(self) -> list[tuple[str, dict[str, Any]]]:
@@ -73,43 +73,49 @@ class Mirror:
         out: list[tuple[str, dict[str, Any]]] = []
         for op, body in queue:
             if op == "bind":
-                ns, name, node, started = body
-                out.append(("bind", {"namespace": ns, "name": name, "node": node,
-                                     "startTime": started}))
-            elif out and out[-1][0] == op and op != "bind":
-                out[-1][1]["objects" if op == "apply" else "refs"].append(body)
+                out.append((op, body))
+                continue
+            field = "objects" if op == "apply" else "refs"
+            if out and out[-1][0] == op:
+                out[-1][1][field].append(body)
             else:
-                out.append((op, {"objects" if op == "apply" else "refs": [body]}))
-        self.requests += len(out)
+                out.append((op, {field: [body]}))
         return out
 
     def flush(self) -> None:
         """Send the queued changes now."""
         self.client.pipeline(self.requests_due())
 
-    def _sync_nominations(self) -> None:
-        now = {key: pod.nominated_node_name for key, pod in self._nominations().items()}
-        for key, node in list(self._nominated.items()):
-            if node and now.get(key, "") != node:
-                self._resend(key)
-        for key, node in now.items():
-            if self._nominated.get(key, "") != node:
-                self._resend(key)
+    def _note_nomination(self, pod: Pod) -> None:
+        if pod.nominated_node_name and not pod.node_name:
+            self._nominated[pod.key] = pod.nominated_node_name
+        else:
+            self._nominated.pop(pod.key, None)
 
-    def _resend(self, key: str) -> None:
-        pod = self.cluster.pods.get(key)
-        if pod is None or pod.node_name:
-            self._nominated.pop(key, None)
-            return
-        self._nominated[key] = pod.nominated_node_name
-        self._queue.append(("apply", manifest_of(pod)))
+    def _sync_nominations(self) -> None:
+        """Resend the pods whose nomination changed in place since last sent: over the
+        nominated pods only, never every pod."""
+        now = {key: pod.nominated_node_name for key, pod in self._nominations().items()}
+        changed = {key for key, node in self._nominated.items() if now.get(key, "") != node}
+        changed.update(key for key, node in now.items() if self._nominated.get(key) != node)
+        for key in changed:
+            pod = self.cluster.pods.get(key)
+            if pod is None or pod.node_name:
+                self._nominated.pop(key, None)
+                continue
+            self._note_nomination(pod)
+            self._queue.append(("apply", manifest_of(pod)))
 
     def _sync_budgets(self) -> None:
         if not self.cluster.pdbs and not self._allowed:
             return
-        pods = list(self.cluster.pods.values())
+        if self._budgets is None:
+            self._budgets = BudgetTracker(self.cluster)
+        # a budget that selects nothing allows no disruption (absent from the tracker's)
+        counted = {f"{b.pdb.namespace}/{b.pdb.name}": b.allowed
+                   for b in self._budgets.budgets()}
         for key, pdb in self.cluster.pdbs.items():
-            allowed = disruptions_allowed(pdb, pods)
+            allowed = counted.get(key, 0)
             if self._allowed.get(key) != allowed:
                 self._allowed[key] = allowed
                 manifest = manifest_of(pdb)
