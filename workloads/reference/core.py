@@ -103,9 +103,10 @@ def evaluate_core(sched: Scheduler, namespace: str, name: str, *,
         diagnosis.narrow(narrowing)
     try:
         flt, feasible = _filter(sched, fwk, state, pod, table, candidates, diagnosis)
-    except _FilterFailed as failed:
-        return Evaluation(**base, filter=failed.filter, score=None, post_filter=None,
-                          outcome="Error", message=failed.status.message)
+    except FilterError as exc:  # a Filter plugin failed: the cycle's error
+        return Evaluation(**base, filter=_filter_error(fwk, state, pod, table, candidates, exc),
+                          score=None, post_filter=None, outcome="Error",
+                          message=exc.status.message)
     if not len(feasible):
         return _unschedulable(sched, fwk, state, pod, diagnosis, base, flt, post_filter)
     score = _score(fwk, state, pod, table, feasible)
@@ -146,10 +147,7 @@ def _filter(sched: Scheduler, fwk: Any, state: CycleState, pod: Pod, table: Any,
     pods of equal or higher priority pass only if they also pass with those pods added), as
     the scheduler's search and the reference's RunFilterPluginsWithNominatedPods do."""
     n = len(slots)
-    try:
-        mask, first_fail = fwk.run_filter(state, pod, table, slots, n) if n else (None, None)
-    except FilterError as exc:
-        return _filter_error(fwk, state, pod, table, slots, exc)
+    mask, first_fail = fwk.run_filter(state, pod, table, slots, n) if n else (None, None)
     pass1 = None
     if n and sched.queue.has_nominated_pods():
         pass1 = NominatedRejections()
@@ -173,18 +171,8 @@ def _filter(sched: Scheduler, fwk: Any, state: CycleState, pod: Pod, table: Any,
     return Filter(tuple(table.names_of(feasible)), rejected), feasible
 
 
-class _FilterFailed(Exception):
-    """The evaluation's Filter step ended in a plugin's error (``evaluation``: what to
-    report)."""
-
-    def __init__(self, flt: Filter, status: CoreStatus) -> None:
-        super().__init__(status.message)
-        self.filter = flt
-        self.status = status
-
-
 def _filter_error(fwk: Any, state: CycleState, pod: Pod, table: Any, slots: np.ndarray,
-                  exc: FilterError) -> tuple[Filter, np.ndarray]:
+                  exc: FilterError) -> Filter:
     """Every node that reached the failing Filter plugin gets its error (as the reference's
     Filter on every node reports), the others the status of the plugin that rejected them."""
     n = len(slots)
@@ -196,7 +184,7 @@ def _filter_error(fwk: Any, state: CycleState, pod: Pod, table: Any, slots: np.n
         index, statuses = fwk.explain_filter(state, pod, table, slots[early], first_fail[early])
         for name, i in zip(table.names_of(slots[early]), index, strict=True):
             rejected[name] = _status(statuses[int(i)])
-    raise _FilterFailed(Filter((), rejected), exc.status)
+    return Filter((), rejected)
 
 
 def _score(fwk: Any, state: CycleState, pod: Pod, table: Any, feasible: np.ndarray) -> Score:
