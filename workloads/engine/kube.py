@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workloads.collectors.histograms import histogram_summary
-from workloads.collectors.throughput import PERCENTILES, ThroughputCollector
+from workloads.collectors.throughput import ThroughputCollector
 from workloads.config import ConfigFileError, Op, TestCase, Workload, resolve
 from workloads.config.ops import (
     Barrier,
@@ -52,7 +52,7 @@ from workloads.result import (
     Placement,
     WorkloadResult,
 )
-from workloads.runner.metrics import MIN_SAMPLES, THROUGHPUT_METRIC, fill_labels
+from workloads.runner.metrics import THROUGHPUT_METRIC, fill_labels, throughput_buckets
 
 __all__ = ["BATCH", "KubeEngineOptions", "run_kube_workload", "unsupported_op"]
 
@@ -227,13 +227,8 @@ def throughput(binds: list[float], t0: float, t1: float, interval: float) -> dic
         collector.tick()
         k += 1
     clock[0] = t1
-    data = collector.stop()
-    n = len(collector.samples)
-    if n < MIN_SAMPLES:
-        rate = len(binds) / (t1 - t0) if t1 > t0 else 0.0
-        data = {"Average": rate, **{f"Perc{p}": rate for p in PERCENTILES}}
-    data["Samples"] = float(n)
-    return data
+    sampled = collector.stop()
+    return throughput_buckets(sampled, len(collector.samples), len(binds), t1 - t0)
 
 
 # --------------------------------------------------------------------------- the ops

@@ -65,10 +65,25 @@ __all__ = [
     "apply_threshold",
     "fill_labels",
     "rss_bytes",
+    "throughput_buckets",
 ]
 
 NOT_APPLICABLE = "not applicable"
 MIN_SAMPLES = 2  # fewer upstream samples: SchedulingThroughput is the phase rate
+
+
+def throughput_buckets(sampled: Mapping[str, float], samples: int, bound: int,
+                       seconds: float) -> dict[str, float]:
+    """SchedulingThroughput's buckets: the collector's summary of its ``samples`` samples, or,
+    with fewer than MIN_SAMPLES, the phase rate (``bound`` pods over ``seconds``) in every
+    bucket; and the ``Samples`` count saying which."""
+    if samples >= MIN_SAMPLES:
+        data = dict(sampled)
+    else:
+        rate = bound / seconds if seconds > 0 else 0.0
+        data = {"Average": rate, **{f"Perc{p}": rate for p in PERCENTILES}}
+    data["Samples"] = float(samples)
+    return data
 THROUGHPUT_METRIC = "SchedulingThroughput"
 MEMORY_SAMPLE_INTERVAL = 0.5  # upstream's Memory collector samples every 500 ms
 # upstream's default collectors (newest): Throughput, Metrics, Memory, SchedulingDuration
@@ -197,14 +212,8 @@ class Window:
         bound no measured pod or read no clock."""
         if self.throughput is None or self.bound == 0:
             return None
-        n = len(self.throughput.samples)
-        if n >= MIN_SAMPLES:
-            data = dict(sampled)
-        else:
-            rate = self.bound / self.wall_seconds if self.wall_seconds > 0 else 0.0
-            data = {"Average": rate, **{f"Perc{p}": rate for p in PERCENTILES}}
-        data["Samples"] = float(n)
-        return data
+        return throughput_buckets(sampled, len(self.throughput.samples), self.bound,
+                                  self.wall_seconds)
 
     def no_throughput_reason(self) -> str:
         """Why a window has no SchedulingThroughput (for threshold messages)."""
