@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from bench.cli.engine_summary import (
     comparison_table,
     cpu_ms_per_pod,
     engine_label,
+    pods_per_second,
 )
 from bench.interrupt import signal_name
 from workloads.result import (
@@ -45,19 +45,12 @@ from workloads.result import (
 __all__ = ["FORMATS", "RunSummary", "render", "summary_document", "summary_rows"]
 
 FORMATS = ("table", "json", "csv")
-THROUGHPUT_METRIC = "SchedulingThroughput"
 CSV_COLUMNS = ("workload", "round", "status", "pods_per_s", "attempts_per_pod", "wall_seconds",
                "reason", "engine", "cpu_ms_per_pod")
 _STATUS_STYLE = {STATUS_OK: "green", STATUS_THRESHOLD_MISSED: "yellow", STATUS_FAILED: "red",
                  STATUS_TIMEOUT: "red"}
 _FILE_KINDS = (("dataitems", "DataItems JSON"), ("progress", ".dat progress"),
                ("parquet", "Parquet"))
-
-
-def throughput(result: WorkloadResult) -> float | None:
-    values = [d.data["Average"] for d in result.data_items
-              if d.labels.get("Metric") == THROUGHPUT_METRIC and "Average" in d.data]
-    return statistics.fmean(values) if values else None
 
 
 @dataclass
@@ -83,7 +76,7 @@ def summary_rows(summary: RunSummary) -> list[dict[str, Any]]:
     for round_no, r in summary.results:
         rows.append({
             "workload": r.name, "round": round_no, "status": r.status,
-            "pods_per_s": throughput(r),
+            "pods_per_s": pods_per_second(r),
             "attempts_per_pod": (r.attempts / r.scheduled_pods
                                  if r.scheduled_pods and r.engine == ENGINE_CORE else None),
             "wall_seconds": r.wall_seconds, "reason": r.reason, "engine": engine_label(r),
