@@ -53,6 +53,7 @@ from bench.measure.instructions import valgrind_available
 from bench.measure.spec import WorkerSpec
 from bench.selection import BadInput, load_test_cases, select_workloads
 from reports.accepted import Acceptance
+from reports.render.engines import engine_dicts, engine_ratios_of
 from workloads.output import environment_fingerprint
 
 __all__ = ["MODES", "Comparison", "Settings", "compare_configs", "compare_recorded",
@@ -204,6 +205,10 @@ def compare_recorded(specs: tuple[str, str], store: Path | None,
         uncommon=lambda w: w in uncommon_names, accepted=settings.accepted,
         wall_seconds=time.perf_counter() - settings.started, outcomes=outcomes,
         extra_settings={"name": settings.name_regex} if settings.name_regex else None)
+    engines = [e for side, rec in zip(("base", "head"), recorded, strict=True)
+               for e in engine_ratios_of(side, rec.engines)]
+    if engines:
+        report["engines"] = engine_dicts(engines)
     return Comparison(report, samples, outcomes)
 
 

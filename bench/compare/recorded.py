@@ -31,6 +31,7 @@ import polars as pl
 
 from bench.compare.samples import OUTCOME_SCHEMA, SCHEMA, outcome_row, outcomes_frame
 from bench.compare.worktrees import WorktreeError
+from reports.engine_ratios import EngineRow, engine_rows
 from scheduler_core.inputfile import InputFileError, check_file, read_text
 from workloads.catalog.selection import SelectionError, matches, parse_filter
 from workloads.result import ENGINE_CORE
@@ -57,6 +58,7 @@ class Recorded:
     outcomes: pl.DataFrame
     labels: dict[str, tuple[str, ...]] | None
     uncommon: frozenset[str]
+    engines: tuple[EngineRow, ...] = ()  # a run that measured both engines: their ratios
 
     def workloads(self) -> set[str]:
         return set(self.samples["workload"].to_list()) | set(
@@ -196,13 +198,14 @@ def load_recorded(spec: str, side: str, *, store: Path | None = None) -> Recorde
         from reports.store import scan_store
         from reports.store.schema import core_engine
 
-        df = (scan_store(store).filter(pl.col("commit").str.starts_with(prefix))
-              .filter(core_engine()).collect())
+        of_commit = scan_store(store).filter(pl.col("commit").str.starts_with(prefix))
+        df = of_commit.filter(core_engine()).collect()
         if df.is_empty():
             raise RecordedError(f"{spec}: the store {store} has no results for that commit")
         rows, env, outcomes = _from_results(df, side, spec)
-        return _recorded(rows, {"label": spec, "commit": env.get("commit"), "environment": env},
-                         outcomes, _labels_of(outcomes))
+        return replace(_recorded(rows, {"label": spec, "commit": env.get("commit"),
+                                        "environment": env}, outcomes, _labels_of(outcomes)),
+                       engines=tuple(engine_rows(of_commit)))
     path_text, _, which = spec.partition("#")
     path = Path(path_text)
     if which and which not in ("base", "head"):
@@ -214,11 +217,13 @@ def load_recorded(spec: str, side: str, *, store: Path | None = None) -> Recorde
         raise RecordedError(f"{spec}: neither a compare output folder (samples.parquet), a "
                             "schedperf run folder (results.parquet) nor a results file")
     df = _read_parquet(results)
+    engines = tuple(engine_rows(df.lazy()))
     if "engine" in df.columns:  # the kube-scheduler engine's rows are not this code's
         df = df.filter(pl.col("engine").fill_null(ENGINE_CORE) == ENGINE_CORE)
     rows, env, outcomes = _from_results(df, side, str(results))
-    return _recorded(rows, {"label": spec, "commit": env.get("commit"), "environment": env},
-                     outcomes, _labels_of(outcomes))
+    return replace(_recorded(rows, {"label": spec, "commit": env.get("commit"),
+                                    "environment": env}, outcomes, _labels_of(outcomes)),
+                   engines=engines)
 
 
 def select_recorded(rec: Recorded, label_filter: str | None, name_regex: str | None
@@ -252,4 +257,5 @@ def select_recorded(rec: Recorded, label_filter: str | None, name_regex: str | N
                             f"{', ...' if len(names) > 5 else ''})")
     chosen = pl.col("workload").is_in(keep)
     return replace(rec, samples=rec.samples.filter(chosen),
-                   outcomes=rec.outcomes.filter(chosen))
+                   outcomes=rec.outcomes.filter(chosen),
+                   engines=tuple(e for e in rec.engines if e.workload in keep))

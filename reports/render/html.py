@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
+from reports.render.engines import ENGINE_HEADER, ENGINE_INTRO, ENGINE_NUMERIC, engine_cells
 from reports.render.model import ChangeSelection, Failure, Report, Result, Side
 from reports.render.sections import (
     STATUS_WORDS,
@@ -289,6 +290,12 @@ def _tables(report: Report, s: Sections) -> list[str]:
                           numeric=(5, 6, 7)))
     else:
         out.append(_empty("No plugin attributions (none of the changed results has one)."))
+
+    if report.engines:
+        out += ["<h2>scheduler_core and the real kube-scheduler</h2>",
+                f"<p>{_e(ENGINE_INTRO.replace('`', ''))}</p>",
+                _table(ENGINE_HEADER, [[_e(c) for c in engine_cells(e)] for e in report.engines],
+                       numeric=ENGINE_NUMERIC)]
 
     out.append(f"<h2>Inconclusive ({len(s.inconclusive)})</h2>")
     if s.inconclusive:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from reports.render.engines import ENGINE_HEADER, ENGINE_INTRO, engine_cells
 from reports.render.model import (
     AddedWorkload,
     BlindSpot,
@@ -360,6 +361,15 @@ def render_markdown(report: Report, *, max_bytes: int = MAX_BYTES) -> str:
                          for r in s.uncommon_flagged), total=len(s.uncommon_flagged),
                         budget=budget())
     out.append("")
+
+    if report.engines:
+        out += ["#### scheduler_core and the real kube-scheduler", "", ENGINE_INTRO, ""]
+        out += _table(ENGINE_HEADER, (_row(md_escape(c) for c in engine_cells(e))
+                                      for e in report.engines),
+                      total=len(report.engines), budget=budget() // 2, cap=_LIST_ROWS,
+                      more="\n*… {n} more not shown (comment size limit); the HTML and JSON "
+                           "reports list every row.*")
+        out.append("")
 
     if s.attributions:
         out += ["#### Where the time went", ""]

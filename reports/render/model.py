@@ -24,6 +24,7 @@ Reading rules
   :class:`ChangeSelection` -- the workloads it added with the changed lines that made each
   be added, the blind spots (changed lines no workload runs) with where to start on each,
   the import-time lines, and the coverage map used. Written back only when present.
+* ``engines`` (optional): core and kube-scheduler pods/s side by side (reports.render.engines).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from reports.render.change_selection import (
     read_selection,
     selection_dict,
 )
+from reports.render.engines import EngineRatio, engine_dicts, read_engines
 from scheduler_core.inputfile import InputFileError, read_text
 
 __all__ = [
@@ -288,6 +290,7 @@ class Report:
     history: Mapping[str, History] = field(default_factory=dict)
     failures: tuple[Failure, ...] = ()
     selection: ChangeSelection | None = None
+    engines: tuple[EngineRatio, ...] = ()  # reports.render.engines
     schema: int = SCHEMA_VERSION
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -466,7 +469,8 @@ def _report(top: Obj) -> Report:
         schema=SCHEMA_VERSION, generated=generated, kind=kind, base=base, head=head,
         environment_differs=environment_differs, environment_notes=notes, settings=settings,
         verdict=verdict, results=tuple(results), plugin_breakdown=breakdown, history=history,
-        failures=failures, selection=selection, extra=top.extra())
+        failures=failures, selection=selection,
+        engines=read_engines(top.items("engines", required=False)), extra=top.extra())
 
 
 def parse_report(data: object, *, source: str = "<report>") -> Report:
@@ -575,6 +579,7 @@ def report_to_dict(report: Report) -> JsonObject:
                  for w, b in sorted(report.plugin_breakdown.items())}
     selection = {} if report.selection is None else {
         "selection": selection_dict(report.selection)}  # only when there is one
+    engines = {"engines": engine_dicts(report.engines)} if report.engines else {}
     return _with_extra({
         "schema": report.schema, "generated": report.generated, "kind": report.kind,
         "base": _side_dict(report.base), "head": _side_dict(report.head),
@@ -582,7 +587,7 @@ def report_to_dict(report: Report) -> JsonObject:
         "environment_notes": list(report.environment_notes),
         "settings": settings, "verdict": report.verdict,
         "failures": [_failure_dict(f) for f in report.failures],
-        **selection,
+        **selection, **engines,
         "results": [_result_dict(r) for r in report.results],
         "plugin_breakdown": breakdown,
         "history": {w: _history_dict(h) for w, h in sorted(report.history.items())},
