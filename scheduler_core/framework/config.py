@@ -148,6 +148,9 @@ def parse_config(data: Any, *, source: str | None = None) -> SchedulerConfig:
     if not isinstance(data, dict):
         raise err("", "expected a KubeSchedulerConfiguration mapping")
     _check_keys(data, "", _TOP_KEYS + _TOP_IGNORED, err)
+    if data.get("extenders"):  # a run would measure a scheduler without them, saying nothing
+        raise err("extenders", "scheduler extenders (HTTP webhooks) are not supported by "
+                  "scheduler_core yet; remove the section or leave it empty")
     api = data.get("apiVersion", API_VERSION)
     if api != API_VERSION:
         raise err("apiVersion", f'unsupported apiVersion "{api}" (expected "{API_VERSION}")')

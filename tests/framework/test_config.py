@@ -170,6 +170,9 @@ BAD = [
      "pluginRegistry.X: expected \"module.path:ClassName\""),
     ("unimportable-registry", {"pluginRegistry": {"X": "no_such_module_xyz:Cls"}},
      'pluginRegistry.X: cannot import "no_such_module_xyz:Cls"'),
+    ("extenders-not-modelled", {"extenders": [{"urlPrefix": "http://127.0.0.1:1/x",
+                                                "filterVerb": "filter"}]},
+     "extenders: scheduler extenders (HTTP webhooks) are not supported by scheduler_core yet"),
     ("backoff-order", {"podInitialBackoffSeconds": 5, "podMaxBackoffSeconds": 2},
      "podMaxBackoffSeconds: must be greater than or equal to podInitialBackoffSeconds"),
 ]
@@ -181,6 +184,10 @@ def test_config_errors_name_the_field(config, message):
     with pytest.raises(ConfigError) as exc:
         build(config)
     assert message in str(exc.value)
+
+
+def test_an_empty_extenders_list_is_accepted():
+    build({"extenders": []})
 
 
 def test_config_error_names_the_file(tmp_path: Path):
