@@ -249,6 +249,26 @@ def _template_cases() -> list[Case]:
     ]
 
 
+_PC = "priorityclass.yaml"
+PRIORITY_CLASS = """\
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: high
+value: 1000
+"""
+
+
+def _any(change: Callable[[Path], None]) -> Callable[[Path], None]:
+    """The config with a first op ``createAny`` of ``priorityclass.yaml``, then ``change``."""
+    def both(t: Path) -> None:
+        _edit(t / _C, "  workloadTemplate:\n",
+              f"  workloadTemplate:\n  - opcode: createAny\n    templatePath: {_PC}\n")
+        (t / _PC).write_text(PRIORITY_CLASS)
+        change(t)
+    return both
+
+
 def _manifest_cases() -> list[Case]:
     c = _config_case
     return [
@@ -268,6 +288,15 @@ def _manifest_cases() -> list[Case]:
           _sub("pod.yaml", "spec:\n", "spec:\n  tolerations: [{key: a, operator: Foo}]\n")),
         c("manifest-wrong-kind", MAN, "wrong type", "node.yaml", 'expected kind "Node"',
           _sub("node.yaml", "kind: Node", "kind: Service")),
+        # the file a createAny op's templatePath names (a PriorityClass), not a pod or node
+        # template: read by the op's own preparation, found by the config's file check
+        c("manifest-any-binary", MAN, "unreadable bytes", _PC, "not UTF-8",
+          _any(_write(_PC, GARBAGE))),
+        c("manifest-any-missing", MAN, "missing file", _C, "workloadTemplate[0].templatePath",
+          _any(lambda t: (t / _PC).unlink())),
+        c("manifest-any-fifo", MAN, "special file", _C, "FIFO", _any(_fifo(_PC))),
+        _oversize(c("manifest-any-oversize", MAN, "oversize", _PC, "input size cap",
+                    _any(_big(_PC)))),
     ]
 
 
