@@ -450,6 +450,23 @@ def _compare_cases() -> list[Case]:
     def big(path: Path, good: Path) -> None:
         path.write_bytes(good.read_bytes())
 
+    def extra_column(path: Path, good: Path) -> None:
+        pl.read_parquet(good).with_columns(pl.lit(1).alias("bogus")).write_parquet(path)
+
+    def throughput(value: float) -> Callable[[Path, Path], None]:
+        def write(path: Path, good: Path) -> None:
+            df = pl.read_parquet(good)
+            hit = pl.col("metric") == "SchedulingThroughput"
+            assert df.filter(hit).height, "the run has throughput rows"
+            df.with_columns(pl.when(hit).then(pl.lit(value)).otherwise(pl.col("value"))
+                            .alias("value")).write_parquet(path)
+        return write
+
+    def column_value(column: str, value: str) -> Callable[[Path, Path], None]:
+        def write(path: Path, good: Path) -> None:
+            pl.read_parquet(good).with_columns(pl.lit(value).alias(column)).write_parquet(path)
+        return write
+
     m = _compare_case
     return [
         m("compare-garbage-parquet", "unreadable bytes", "results.parquet",
@@ -458,6 +475,16 @@ def _compare_cases() -> list[Case]:
           "not a readable Parquet file", lambda p, g: p.write_bytes(g.read_bytes()[:200])),
         m("compare-missing-column", "missing field", "results.parquet", "metric", columns),
         m("compare-wrong-type", "wrong type", "results.parquet", "value", text_values),
+        m("compare-unknown-column", "unknown field", "results.parquet",
+          "unknown column bogus", extra_column),
+        m("compare-negative-throughput", "out-of-range value", "results.parquet",
+          "column value: SchedulingThroughput", throughput(-5.0)),
+        m("compare-nan-throughput", "out-of-range value", "results.parquet",
+          "column value: SchedulingThroughput", throughput(float("nan"))),
+        m("compare-unknown-engine", "out-of-range value", "results.parquet",
+          "column engine: 'warp-drive'", column_value("engine", "warp-drive")),
+        m("compare-unknown-status", "out-of-range value", "results.parquet",
+          "column status: 'maybe'", column_value("status", "maybe")),
         m("compare-no-results", "missing file", "bad-run", "neither a compare output folder",
           lambda p, g: None),
         m("compare-fifo", "special file", "results.parquet", "FIFO", fifo),
