@@ -10,9 +10,12 @@ Reading rules
   schema allows it (commits, paths, p/q-values, ``more_rounds``, ``accepted``, ...).
 * ``NaN`` (Python's ``json`` writes it for a missing p-value) is read as ``null`` in the
   nullable number fields and refused elsewhere; infinities are refused everywhere.
-* Unknown keys are kept, not refused: each object carries them in ``extra`` and
-  :func:`report_to_dict` writes them back, so a newer producer's additions survive a
-  ``--format json`` round trip. A different ``schema`` number is refused.
+* An unknown key at the top level is refused (``ReportFileError`` naming it): schedperf
+  writes no other, so it is a mistake or another producer's file, never silently dropped.
+  Inside an object (a side, ``settings``, a result, a failure, ...) unknown keys are kept,
+  not refused: each object carries them in ``extra`` and :func:`report_to_dict` writes them
+  back, so the producer's additions there (``settings.not_compared``, a result's ``note``,
+  ...) survive a ``--format json`` round trip. A different ``schema`` number is refused.
 * :func:`report_to_dict` gives a stable key order: schema fields in schema order, free-form maps
   (environments, ``min_effect``, breakdowns, histories, extras) sorted by key, lists as given.
 * ``failures`` (optional, absent in older reports) lists what a side could not measure. A
@@ -466,7 +469,7 @@ def _report(top: Obj) -> Report:
         schema=SCHEMA_VERSION, generated=generated, kind=kind, base=base, head=head,
         environment_differs=environment_differs, environment_notes=notes, settings=settings,
         verdict=verdict, results=tuple(results), plugin_breakdown=breakdown, history=history,
-        failures=failures, selection=selection, extra=top.extra())
+        failures=failures, selection=selection, extra=top.closed())
 
 
 def parse_report(data: object, *, source: str = "<report>") -> Report:

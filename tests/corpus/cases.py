@@ -522,6 +522,8 @@ def _report_cases() -> list[Case]:
         r("report-binary", "unreadable bytes", "not UTF-8", lambda p, g: p.write_bytes(GARBAGE)),
         r("report-truncated", "syntax", "not valid JSON",
           lambda p, g: p.write_text(g.read_text()[:100])),
+        r("report-unknown-field", "unknown field", "bogus: unknown field",
+          changed("bogus", 1)),
         r("report-missing-field", "missing field", "verdict", changed("verdict", _DELETE)),
         r("report-wrong-type", "wrong type", "results", changed("results", "many")),
         r("report-bad-verdict", "out-of-range value", "verdict", changed("verdict", "maybe")),
