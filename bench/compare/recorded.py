@@ -199,9 +199,12 @@ def load_recorded(spec: str, side: str, *, store: Path | None = None) -> Recorde
             raise RecordedError(f"{spec}: needs --store DIR")
         if not prefix:
             raise RecordedError(f"{spec}: give a commit hash (prefix) after 'commit:'")
-        from reports.store import scan_store
+        from reports.store import scan_store, store_folder_problem
         from reports.store.schema import core_engine
 
+        problem = store_folder_problem(store)
+        if problem:
+            raise RecordedError(f"{spec}: store {store}: {problem}")
         df = (scan_store(store).filter(pl.col("commit").str.starts_with(prefix))
               .filter(core_engine()).collect())
         if df.is_empty():

@@ -579,6 +579,19 @@ def _store_cases() -> list[Case]:
            edit(lambda d: d.__setitem__("store_version", 99))),
         st("store-bookkeeping-fifo", "special file", led, "FIFO", fifo),
         st("store-is-a-file", "special file", "store", "is a file", as_file),
+        st("store-bookkeeping-unknown-key", "unknown field", led, "unknown key 'bogus'",
+           edit(lambda d: d.__setitem__("bogus", 1))),
+        _oversize(st("store-bookkeeping-oversize", "oversize", led, "input size cap",
+                     lambda s: (s / led).write_text((s / led).read_text() + " " * BIG))),
+        # a store that does not exist is an error for its readers, not an empty store
+        Case("store-missing-history", STO, "missing file",
+             lambda s: ["history", "--store", str(s.root / "no-store")],
+             "no-store", "no such folder"),
+        Case("store-missing-compare", STO, "missing file",
+             lambda s: ["compare", "--base-results", "commit:abc", "--head-results",
+                        str(s.run), "--store", str(s.root / "no-store"), "--out",
+                        str(s.root / "cmp"), "--accepted", str(s.root / "none.yaml")],
+             "no-store", "no such folder"),
     ]
 
 
