@@ -120,6 +120,7 @@ class Case:
     file: str  # must appear in the error output
     field: str | None  # must appear too (a field path or the words naming the problem)
     runs: bool = False  # a workload-config case: `run` must refuse it too (and validate)
+    absent: str | None = None  # a path (under the setup's root) the command must not create
 
 
 def _edit(path: Path, old: str, new: str) -> None:
@@ -180,7 +181,8 @@ def _oversize(case: Case) -> Case:
     """The case run with ``--max-input-size 1K``."""
     def prepare(s: Setup) -> list[str]:
         return ["--max-input-size", "1K", *case.prepare(s)]
-    return Case(case.id, case.kind, case.failure, prepare, case.file, case.field, case.runs)
+    return Case(case.id, case.kind, case.failure, prepare, case.file, case.field, case.runs,
+                case.absent)
 
 
 CFG, TPL, MAN, SCH = KINDS[:4]
@@ -326,6 +328,46 @@ def _scheduler_cases() -> list[Case]:
         _oversize(c("scheduler-oversize", SCH, "oversize", _S, "input size cap", _big(_S))),
         c("scheduler-alias-bomb", SCH, "oversize", _S, "aliases expand to more than",
           lambda t: (t / _S).write_text(SCHED + "x-" + LAUGHS.replace("\nl", "\nx-l"))),
+    ]
+
+
+def _compare_config_case(cid: str, failure: str, field: str,
+                         change: Callable[[Path], None]) -> Case:
+    """``schedperf compare --base-config sched.yaml --head-config head.yaml`` (the test case's
+    own schedulerConfigPath dropped, so the flags apply) with ``head.yaml`` broken: refused by
+    the deep check before anything is measured (no output folder)."""
+    def prepare(s: Setup) -> list[str]:
+        _edit(s.t / _C, "  schedulerConfigPath: sched.yaml\n", "")
+        head = s.t / "head.yaml"
+        head.write_text(SCHED)
+        change(head)
+        none = s.root / "none.yaml"
+        none.write_text("[]\n")
+        return ["compare", "--base-config", str(s.t / _S), "--head-config", str(head),
+                "--config", str(s.cfg), "--label", "", "--time-label", "", "--measure",
+                "time", "--repeat", "1", "--out", str(s.root / "cmp-cfg"), "--accepted",
+                str(none)]
+    return Case(cid, SCH, failure, prepare, "head.yaml", field, absent="cmp-cfg")
+
+
+def _compare_config_cases() -> list[Case]:
+    def sub(old: str, new: str) -> Callable[[Path], None]:
+        return lambda p: _edit(p, old, new)
+
+    def fifo(p: Path) -> None:
+        p.unlink()
+        os.mkfifo(p)
+
+    c = _compare_config_case
+    return [
+        c("scheduler-compare-unknown-plugin", "unknown field",
+          'profiles[0].plugins.score: unknown plugin "NoSuchPlugin"',
+          sub("name: NodeResourcesFit", "name: NoSuchPlugin")),
+        c("scheduler-compare-plugin-import", "missing file", "pluginRegistry.Mine",
+          sub("profiles:", 'pluginRegistry: {Mine: "no_such_module_x:Plugin"}\nprofiles:')),
+        c("scheduler-compare-wrong-type", "wrong type", "weight",
+          sub("weight: 2", "weight: heavy")),
+        c("scheduler-compare-fifo", "special file", "FIFO", fifo),
     ]
 
 
@@ -602,5 +644,5 @@ def _store_cases() -> list[Case]:
 
 
 CASES: list[Case] = (_config_cases() + _template_cases() + _manifest_cases()
-                     + _scheduler_cases() + _accepted_cases() + _ingest_cases()
-                     + _compare_cases() + _report_cases() + _store_cases())
+                     + _scheduler_cases() + _compare_config_cases() + _accepted_cases()
+                     + _ingest_cases() + _compare_cases() + _report_cases() + _store_cases())
