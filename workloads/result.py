@@ -6,14 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ENGINES", "ENGINE_CORE", "ENGINE_KUBE", "DataItem", "Decision", "Placement",
-           "WorkloadResult"]
+__all__ = ["ENGINES", "ENGINE_CORE", "ENGINE_KUBE", "STATUSES", "DataItem", "Decision",
+           "Placement", "WorkloadResult"]
 
 STATUS_OK = "ok"
 STATUS_THRESHOLD_MISSED = "threshold-missed"
 STATUS_FAILED = "failed"
 STATUS_UNSUPPORTED = "unsupported"
 STATUS_TIMEOUT = "timeout"
+# every status a workload can end with (results.parquet's ``status`` column)
+STATUSES = (STATUS_OK, STATUS_THRESHOLD_MISSED, STATUS_FAILED, STATUS_TIMEOUT,
+            STATUS_UNSUPPORTED)
 
 # which scheduler ran the workload (results.parquet's ``engine`` column)
 ENGINE_CORE = "schedperf-core"  # scheduler_core, in this process

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from bench.cli.ingest import repo_option, store_option
+from bench.cli.ingest import repo_option, require_results, store_option
 from bench.cli.output import warn_unreadable_parts
 from bench.selection import BadInput
 from reports.stats import change_points
@@ -31,7 +31,6 @@ from reports.store import (
     StoreError,
     load_graph,
     order_note,
-    store_files,
 )
 from reports.store import history as store_history
 
@@ -112,8 +111,7 @@ def changes(store: Path, metric: str, bucket: str | None, workload: str | None,
             since: str | None, min_size: int, p_value: float, repo: Path | None) -> None:
     """List the commits where a metric changed level (E-divisive means over the commits in
     git order, along the first-parent line of the newest one)."""
-    if not store_files(store):
-        raise BadInput(f"--store {store}: no results stored yet (schedperf ingest first)")
+    require_results(store)
     warn_unreadable_parts(store)
     orders: list[str] = []
     try:

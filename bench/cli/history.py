@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from bench.cli.ingest import repo_option, store_option
+from bench.cli.ingest import repo_option, require_results, store_option
 from bench.cli.output import warn_unreadable_parts
 from bench.selection import BadInput
 from reports.store import (
@@ -26,7 +26,6 @@ from reports.store import (
     StoreError,
     load_graph,
     order_note,
-    store_files,
 )
 from reports.store import history as store_history
 from reports.store.steps import NOT_JUDGED
@@ -151,9 +150,7 @@ def history(store: Path, workload_regex: str | None, metric: str,
 
     Exit status: 0 ok, 2 bad input (empty store, nothing matches, bad regex, bad --repo).
     """
-    if not store_files(store):
-        raise BadInput(f"store {store} holds no results yet: add some with "
-                       "`schedperf ingest PATH`")
+    require_results(store)
     warn_unreadable_parts(store)
     try:
         graph = load_graph(store, repo)

@@ -25,9 +25,11 @@ from reports.store import (
     IngestReport,
     StoreError,
     ingest_paths,
+    store_files,
+    store_folder_problem,
 )
 
-__all__ = ["ingest", "repo_option", "store_option"]
+__all__ = ["ingest", "repo_option", "require_results", "store_option"]
 
 
 def store_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -36,6 +38,17 @@ def store_option(f: Callable[..., Any]) -> Callable[..., Any]:
         show_default=True, metavar="DIR",
         help="The results store: a Parquet dataset (pl.scan_parquet(f'{DIR}/**/*.parquet')).",
     )(f)
+
+
+def require_results(store: Path) -> None:
+    """BadInput unless ``store`` is a store holding results: a missing store (no such folder)
+    and an empty one are both named, differently (docs/store.md)."""
+    problem = store_folder_problem(store)
+    if problem:
+        raise BadInput(f"store {store}: {problem}")
+    if not store_files(store):
+        raise BadInput(f"store {store} holds no results yet: add some with "
+                       "`schedperf ingest PATH --store DIR`")
 
 
 def repo_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -36,6 +36,7 @@ from bench.compare.changes import (
     side_links,
 )
 from bench.compare.choose import Choice, choose_workloads
+from bench.compare.config_check import check_side_configs
 from bench.compare.judge import ENV_KEYS, build_report, group_failures
 from bench.compare.measure import SideRun, run_instructions, run_time, side_env
 from bench.compare.recorded import load_recorded, select_recorded
@@ -160,18 +161,12 @@ def compare_configs(base_config: Path, head_config: Path, configs: Sequence[Path
     test cases in ``configs`` whose test case brings no scheduler config of its own (those
     are listed as not compared)."""
     modes = measured_modes(settings.modes)
-    choice = choose_workloads(load_test_cases(configs), modes, settings.label,
-                              settings.time_label, settings.name_regex,
-                              own_config_left_out=True)
+    test_cases = load_test_cases(configs)
+    choice = choose_workloads(test_cases, modes, settings.label, settings.time_label,
+                              settings.name_regex, own_config_left_out=True)
+    check_side_configs(test_cases, choice, (("--base-config", base_config),
+                                            ("--head-config", head_config)))
     env_keep = _prepare_output(settings)
-    from scheduler_core.errors import ConfigError
-    from scheduler_core.framework.config import load_config
-
-    for path in (base_config, head_config):
-        try:
-            load_config(path)
-        except (ConfigError, OSError) as exc:
-            raise BadInput(f"{path}: {exc}") from exc
     here = side_env([])
     sides = [SideRun("base", str(base_config), dict(here), str(base_config.resolve()),
                      environment=dict(env_keep)),

@@ -29,6 +29,7 @@ from typing import Any
 
 import polars as pl
 
+from bench.compare.results_check import results_problem
 from bench.compare.samples import OUTCOME_SCHEMA, SCHEMA, outcome_row, outcomes_frame
 from bench.compare.worktrees import WorktreeError
 from reports.engine_ratios import EngineRow, engine_rows
@@ -77,8 +78,8 @@ def _labels_of(outcomes: pl.DataFrame) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _from_results(df: pl.DataFrame, side: str, what: str
-                  ) -> tuple[pl.DataFrame, dict[str, Any], pl.DataFrame]:
+def _check_columns(df: pl.DataFrame, what: str) -> None:
+    """The columns compare reads are there, with their types."""
     need = {"test_case", "workload", "metric", "bucket", "value"}
     missing = need - set(df.columns)
     if missing:
@@ -90,6 +91,11 @@ def _from_results(df: pl.DataFrame, side: str, what: str
     if wrong:
         raise RecordedError(f"{what}: not schedperf results (columns of the wrong type: "
                             f"{', '.join(wrong)})")
+
+
+def _from_results(df: pl.DataFrame, side: str, what: str
+                  ) -> tuple[pl.DataFrame, dict[str, Any], pl.DataFrame]:
+    _check_columns(df, what)
     df = df.with_columns((pl.col("test_case") + "/" + pl.col("workload")).alias("name"))
     run_cols = [c for c in ("run_id", "round") if c in df.columns]
     if run_cols:  # one round number per (run, round), in order
@@ -195,9 +201,12 @@ def load_recorded(spec: str, side: str, *, store: Path | None = None) -> Recorde
             raise RecordedError(f"{spec}: needs --store DIR")
         if not prefix:
             raise RecordedError(f"{spec}: give a commit hash (prefix) after 'commit:'")
-        from reports.store import scan_store
+        from reports.store import scan_store, store_folder_problem
         from reports.store.schema import core_engine
 
+        problem = store_folder_problem(store)
+        if problem:
+            raise RecordedError(f"{spec}: store {store}: {problem}")
         of_commit = scan_store(store).filter(pl.col("commit").str.starts_with(prefix))
         df = of_commit.filter(core_engine()).collect()
         if df.is_empty():
@@ -217,6 +226,10 @@ def load_recorded(spec: str, side: str, *, store: Path | None = None) -> Recorde
         raise RecordedError(f"{spec}: neither a compare output folder (samples.parquet), a "
                             "schedperf run folder (results.parquet) nor a results file")
     df = _read_parquet(results)
+    _check_columns(df, str(results))
+    problem = results_problem(df)
+    if problem:
+        raise RecordedError(f"{results}: {problem}")
     engines = tuple(engine_rows(df.lazy()))
     if "engine" in df.columns:  # the kube-scheduler engine's rows are not this code's
         df = df.filter(pl.col("engine").fill_null(ENGINE_CORE) == ENGINE_CORE)

@@ -42,7 +42,7 @@ from reports.dashboard.release import (
 )
 from reports.dashboard.workload_page import render_workload
 from reports.store import GitError as StoreGitError
-from reports.store import StoreError, load_graph, order_note, store_files
+from reports.store import StoreError, load_graph, order_note, store_files, store_folder_problem
 from reports.store.coverage import list_maps
 
 __all__ = ["DEFAULT_TITLE", "MARKER", "DashboardError", "SiteSummary", "build_site",
@@ -87,11 +87,9 @@ def find_asv_html(store: Path) -> Path | None:
 
 
 def _check_store(store: Path) -> None:
-    if not store.exists():
-        raise DashboardError(f"store {store}: no such folder (create it with "
-                             "`schedperf ingest PATH --store DIR`)")
-    if not store.is_dir():
-        raise DashboardError(f"store {store}: not a folder")
+    problem = store_folder_problem(store)
+    if problem:
+        raise DashboardError(f"store {store}: {problem}")
     if not store_files(store) and not _has_maps(store):
         raise DashboardError(f"store {store} holds no results yet: add some with "
                              "`schedperf ingest PATH` (or a coverage map with `schedperf "

@@ -2,8 +2,9 @@
 
 ``Obj(value, "results[3]")`` wraps an object; ``o.number("ci_low", nullable=True)`` returns the
 float or raises :class:`Invalid` with the field path (``results[3].ci_low``) and the problem.
-Keys never asked for come back from ``o.extra()``; ``int_`` and ``num`` check bare values
-(list items). Used by :mod:`reports.render.model`, which adds the file name to the message.
+Keys never asked for come back from ``o.extra()`` (``o.closed()`` refuses them instead);
+``int_`` and ``num`` check bare values (list items). Used by :mod:`reports.render.model`,
+which adds the file name to the message.
 """
 
 from __future__ import annotations
@@ -114,6 +115,15 @@ class Obj:
 
     def extra(self) -> dict[str, Any]:
         return {k: v for k, v in self.data.items() if k not in self.seen}
+
+    def closed(self) -> dict[str, Any]:
+        """For an object whose every key is known once read: the first key never asked for
+        is refused (Invalid naming it); returns the (empty) extra."""
+        for key in self.data:
+            if key not in self.seen:
+                fail(self.at(key), "unknown field (expected only "
+                                   f"{', '.join(sorted(self.seen))})")
+        return {}
 
 
 def int_(value: object, path: str, *, nullable: bool = False,

@@ -10,9 +10,10 @@ Reading rules
   schema allows it (commits, paths, p/q-values, ``more_rounds``, ``accepted``, ...).
 * ``NaN`` (Python's ``json`` writes it for a missing p-value) is read as ``null`` in the
   nullable number fields and refused elsewhere; infinities are refused everywhere.
-* Unknown keys are kept, not refused: each object carries them in ``extra`` and
-  :func:`report_to_dict` writes them back, so a newer producer's additions survive a
-  ``--format json`` round trip. A different ``schema`` number is refused.
+* An unknown top-level key is refused (``ReportFileError`` naming it). Inside an object
+  (a side, ``settings``, a result, ...) unknown keys are kept in ``extra`` and written back
+  by :func:`report_to_dict` (``settings.not_compared``, a result's ``note``, ...), so they
+  survive a ``--format json`` round trip. A different ``schema`` number is refused.
 * :func:`report_to_dict` gives a stable key order: schema fields in schema order, free-form maps
   (environments, ``min_effect``, breakdowns, histories, extras) sorted by key, lists as given.
 * ``failures`` (optional, absent in older reports) lists what a side could not measure. A
@@ -470,7 +471,7 @@ def _report(top: Obj) -> Report:
         environment_differs=environment_differs, environment_notes=notes, settings=settings,
         verdict=verdict, results=tuple(results), plugin_breakdown=breakdown, history=history,
         failures=failures, selection=selection,
-        engines=read_engines(top.items("engines", required=False)), extra=top.extra())
+        engines=read_engines(top.items("engines", required=False)), extra=top.closed())
 
 
 def parse_report(data: object, *, source: str = "<report>") -> Report:

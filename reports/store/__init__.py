@@ -24,7 +24,13 @@ Documented in docs/store.md.
 from __future__ import annotations
 
 from reports.store.bookkeeping import LEDGER_NAME, Ledger
-from reports.store.dataset import PART_GLOB, scan_store, store_files, unreadable_parts
+from reports.store.dataset import (
+    PART_GLOB,
+    scan_store,
+    store_files,
+    store_folder_problem,
+    unreadable_parts,
+)
 from reports.store.gitinfo import GitError
 from reports.store.history import DEFAULT_BUCKETS, DEFAULT_METRIC, HistoryError, history
 from reports.store.ingest import (
@@ -103,5 +109,6 @@ __all__ = [
     "order_series",
     "scan_store",
     "store_files",
+    "store_folder_problem",
     "unreadable_parts",
 ]

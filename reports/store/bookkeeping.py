@@ -7,6 +7,10 @@ such names (pyarrow.dataset by default, polars with ``hidden_file_prefix``).
      "files": {"<sha256>": {"path", "kind", "size", "rows", "rows_new", "run_ids",
                             "parts", "ingested_at"}}}
 
+Reading it is strict: a key other than those three is refused, and so is a file over the
+input size cap (``schedperf --max-input-size``; the bookkeeping grows with the store, about
+0.5 KiB per ingested file, so the 64 MiB default holds over 100 000 of them).
+
 It is rewritten atomically after the data files it describes have landed: a kill in between
 leaves rows that are not in the bookkeeping, which the next ingest of that file recognises
 (rows already in the store are not added again) and then records.
@@ -24,7 +28,7 @@ from typing import Any
 
 from reports.store.problems import StoreError
 from reports.store.schema import RESULTS_SCHEMA_VERSION
-from scheduler_core.inputfile import InputFileError, read_text
+from scheduler_core.inputfile import InputFileError, format_size, max_input_bytes, read_text
 from workloads.output.dataitems import atomic_write_bytes
 
 try:
@@ -37,6 +41,7 @@ __all__ = ["LEDGER_NAME", "LOCK_NAME", "STORE_VERSION", "Ledger", "store_lock"]
 LEDGER_NAME = "_ingested.json"
 LOCK_NAME = "_ingest.lock"
 STORE_VERSION = 1
+KEYS = ("store_version", "results_schema_version", "files")  # the bookkeeping's keys
 
 
 @contextlib.contextmanager
@@ -65,7 +70,13 @@ class Ledger:
             return cls(path)
         advice = (f"the data files are intact: move {path.name} away and ingest again "
                   "(rows already in the store are not added twice)")
-        try:  # no size cap: the bookkeeping grows with the store
+        cap = max_input_bytes()
+        size = path.stat().st_size if path.is_file() else 0
+        if cap and size > cap:  # it grows with the store: the remedy is a higher cap
+            raise StoreError(f"{path}: the store's bookkeeping is {size} bytes, over the "
+                             f"input size cap of {format_size(cap)} (it grows with the "
+                             "store: raise the cap with schedperf --max-input-size SIZE)")
+        try:
             doc = json.loads(read_text(path, what="the store's bookkeeping (JSON)", limit=0))
         except InputFileError as exc:
             raise StoreError(f"{path}: unreadable bookkeeping ({exc.problem}); {advice}"
@@ -74,6 +85,11 @@ class Ledger:
             raise StoreError(f"{path}: unreadable bookkeeping ({exc}); {advice}") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("files"), dict):
             raise StoreError(f"{path}: not a schedperf store bookkeeping file; {advice}")
+        unknown = [k for k in doc if k not in KEYS]
+        if unknown:
+            raise StoreError(f"{path}: unknown key {unknown[0]!r} in the store's bookkeeping "
+                             f"(expected only {', '.join(KEYS)}); written by another "
+                             "program or by hand?")
         version = doc.get("store_version")
         if version != STORE_VERSION:
             raise StoreError(f"{path}: store_version {version!r}, this schedperf "

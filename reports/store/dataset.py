@@ -26,12 +26,25 @@ from scheduler_core.inputfile import InputFileError, check_file
 from workloads.output.dataitems import atomic_write_bytes
 
 __all__ = ["PART_GLOB", "part_problem", "partition_keys", "remove_stale_temp_files",
-           "scan_store", "split_partitions", "store_files", "unreadable_parts", "write_parts"]
+           "scan_store", "split_partitions", "store_files", "store_folder_problem",
+           "unreadable_parts", "write_parts"]
 
 PART_GLOB = "**/*.parquet"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SORT = [("metric", "ascending"), ("test_case", "ascending"), ("workload", "ascending"),
          ("timestamp", "ascending")]
+
+
+def store_folder_problem(store: Path) -> str | None:
+    """Why ``store`` is no store to read from: it does not exist (a missing store is an
+    error for the readers, never an empty one: a mistyped ``--store`` must not read as "no
+    results"), or it is not a folder. None for a folder, even one holding no results yet
+    (an empty store; the readers say so). ``schedperf ingest`` creates a missing store."""
+    if not store.exists():
+        return "no such folder (create it with `schedperf ingest PATH --store DIR`)"
+    if not store.is_dir():
+        return "not a folder"
+    return None
 
 
 def store_files(store: Path) -> list[Path]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from reports.store.problems import Malformed, field, number
+from reports.store.problems import Malformed, describe, field, number
 from reports.store.schema import SOURCE_DATAITEMS, table_from_rows
 from workloads.output.dataitems import FILE_PREFIX
 
@@ -53,7 +53,7 @@ def parse_dataitems(doc: Any, path: Path, sha256: str) -> pa.Table:
     """Store rows of a parsed DataItems document; raises :class:`Malformed`."""
     if not isinstance(doc, dict):
         raise Malformed(f"expected a JSON object with version and dataItems, got "
-                        f"{type(doc).__name__}")
+                        f"{describe(doc)}")
     version = field(doc, "version", "string")
     if version != "v1":
         raise Malformed(f"unsupported DataItems version {version!r} (expected 'v1')")
@@ -65,15 +65,23 @@ def parse_dataitems(doc: Any, path: Path, sha256: str) -> pa.Table:
     for i, item in enumerate(items):
         where = f"dataItems[{i}]"
         if not isinstance(item, dict):
-            raise Malformed(f"{where}: expected an object, got {type(item).__name__}")
-        data = field(item, "data", "object", where)
+            raise Malformed(f"{where}: expected an object (data, unit, labels), got "
+                            f"{describe(item)}")
+        if "data" not in item:
+            raise Malformed(f"missing key '{where}.data'")
+        data = item["data"]
+        if not isinstance(data, dict):
+            raise Malformed(f"{where}.data: expected a mapping of bucket names to numbers "
+                            f"(e.g. {{\"Average\": 12.5}}), got {describe(data)}")
         unit = field(item, "unit", "string", where)
         labels = item.get("labels") or {}  # omitempty upstream
         if not isinstance(labels, dict):
-            raise Malformed(f"{where}.labels: expected an object")
+            raise Malformed(f"{where}.labels: expected an object of strings, got "
+                            f"{describe(labels)}")
         for key, value in labels.items():
             if not isinstance(value, str):
-                raise Malformed(f"{where}.labels.{key}: expected a string")
+                raise Malformed(f"{where}.labels.{key}: expected a string, got "
+                                f"{describe(value)}")
         test_case, workload = split_name(labels.get("Name", ""))
         item_labels = json.dumps({k: v for k, v in labels.items() if k != "Metric"},
                                  sort_keys=True)

@@ -120,6 +120,7 @@ class Case:
     file: str  # must appear in the error output
     field: str | None  # must appear too (a field path or the words naming the problem)
     runs: bool = False  # a workload-config case: `run` must refuse it too (and validate)
+    absent: str | None = None  # a path (under the setup's root) the command must not create
 
 
 def _edit(path: Path, old: str, new: str) -> None:
@@ -180,7 +181,8 @@ def _oversize(case: Case) -> Case:
     """The case run with ``--max-input-size 1K``."""
     def prepare(s: Setup) -> list[str]:
         return ["--max-input-size", "1K", *case.prepare(s)]
-    return Case(case.id, case.kind, case.failure, prepare, case.file, case.field, case.runs)
+    return Case(case.id, case.kind, case.failure, prepare, case.file, case.field, case.runs,
+                case.absent)
 
 
 CFG, TPL, MAN, SCH = KINDS[:4]
@@ -249,6 +251,26 @@ def _template_cases() -> list[Case]:
     ]
 
 
+_PC = "priorityclass.yaml"
+PRIORITY_CLASS = """\
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: high
+value: 1000
+"""
+
+
+def _any(change: Callable[[Path], None]) -> Callable[[Path], None]:
+    """The config with a first op ``createAny`` of ``priorityclass.yaml``, then ``change``."""
+    def both(t: Path) -> None:
+        _edit(t / _C, "  workloadTemplate:\n",
+              f"  workloadTemplate:\n  - opcode: createAny\n    templatePath: {_PC}\n")
+        (t / _PC).write_text(PRIORITY_CLASS)
+        change(t)
+    return both
+
+
 def _manifest_cases() -> list[Case]:
     c = _config_case
     return [
@@ -268,6 +290,15 @@ def _manifest_cases() -> list[Case]:
           _sub("pod.yaml", "spec:\n", "spec:\n  tolerations: [{key: a, operator: Foo}]\n")),
         c("manifest-wrong-kind", MAN, "wrong type", "node.yaml", 'expected kind "Node"',
           _sub("node.yaml", "kind: Node", "kind: Service")),
+        # the file a createAny op's templatePath names (a PriorityClass), not a pod or node
+        # template: read by the op's own preparation, found by the config's file check
+        c("manifest-any-binary", MAN, "unreadable bytes", _PC, "not UTF-8",
+          _any(_write(_PC, GARBAGE))),
+        c("manifest-any-missing", MAN, "missing file", _C, "workloadTemplate[0].templatePath",
+          _any(lambda t: (t / _PC).unlink())),
+        c("manifest-any-fifo", MAN, "special file", _C, "FIFO", _any(_fifo(_PC))),
+        _oversize(c("manifest-any-oversize", MAN, "oversize", _PC, "input size cap",
+                    _any(_big(_PC)))),
     ]
 
 
@@ -297,6 +328,46 @@ def _scheduler_cases() -> list[Case]:
         _oversize(c("scheduler-oversize", SCH, "oversize", _S, "input size cap", _big(_S))),
         c("scheduler-alias-bomb", SCH, "oversize", _S, "aliases expand to more than",
           lambda t: (t / _S).write_text(SCHED + "x-" + LAUGHS.replace("\nl", "\nx-l"))),
+    ]
+
+
+def _compare_config_case(cid: str, failure: str, field: str,
+                         change: Callable[[Path], None]) -> Case:
+    """``schedperf compare --base-config sched.yaml --head-config head.yaml`` (the test case's
+    own schedulerConfigPath dropped, so the flags apply) with ``head.yaml`` broken: refused by
+    the deep check before anything is measured (no output folder)."""
+    def prepare(s: Setup) -> list[str]:
+        _edit(s.t / _C, "  schedulerConfigPath: sched.yaml\n", "")
+        head = s.t / "head.yaml"
+        head.write_text(SCHED)
+        change(head)
+        none = s.root / "none.yaml"
+        none.write_text("[]\n")
+        return ["compare", "--base-config", str(s.t / _S), "--head-config", str(head),
+                "--config", str(s.cfg), "--label", "", "--time-label", "", "--measure",
+                "time", "--repeat", "1", "--out", str(s.root / "cmp-cfg"), "--accepted",
+                str(none)]
+    return Case(cid, SCH, failure, prepare, "head.yaml", field, absent="cmp-cfg")
+
+
+def _compare_config_cases() -> list[Case]:
+    def sub(old: str, new: str) -> Callable[[Path], None]:
+        return lambda p: _edit(p, old, new)
+
+    def fifo(p: Path) -> None:
+        p.unlink()
+        os.mkfifo(p)
+
+    c = _compare_config_case
+    return [
+        c("scheduler-compare-unknown-plugin", "unknown field",
+          'profiles[0].plugins.score: unknown plugin "NoSuchPlugin"',
+          sub("name: NodeResourcesFit", "name: NoSuchPlugin")),
+        c("scheduler-compare-plugin-import", "missing file", "pluginRegistry.Mine",
+          sub("profiles:", 'pluginRegistry: {Mine: "no_such_module_x:Plugin"}\nprofiles:')),
+        c("scheduler-compare-wrong-type", "wrong type", "weight",
+          sub("weight: 2", "weight: heavy")),
+        c("scheduler-compare-fifo", "special file", "FIFO", fifo),
     ]
 
 
@@ -379,8 +450,14 @@ def _ingest_cases() -> list[Case]:
           lambda p: p.write_text('{"hello": 1}')),
         i("ingest-missing-field", "missing field", _DI, "dataItems",
           lambda p: p.write_text('{"version": "v1"}')),
-        i("ingest-wrong-type", "wrong type", _DI, "dataItems",
+        i("ingest-wrong-type", "wrong type", _DI, "dataItems[0].data: expected a mapping of "
+          "bucket names to numbers (e.g. {\"Average\": 12.5}), got a list",
+          lambda p: p.write_text(_dataitems().replace('{"Average": 10.0}', "[10.0]"))),
+        i("ingest-wrong-type-list", "wrong type", _DI, "dataItems: expected a list, got a string",
           lambda p: p.write_text(_dataitems(dataItems="many"))),
+        i("ingest-wrong-type-label", "wrong type", _DI,
+          "dataItems[0].labels.Metric: expected a string, got a number",
+          lambda p: p.write_text(_dataitems().replace('"SchedulingThroughput"', "7"))),
         i("ingest-bad-value", "out-of-range value", _DI, "dataItems[0].data.Average",
           lambda p: p.write_text(_dataitems().replace("10.0", '"fast"'))),
         i("ingest-garbage-parquet", "unreadable bytes", "results.parquet", "Parquet",
@@ -421,6 +498,23 @@ def _compare_cases() -> list[Case]:
     def big(path: Path, good: Path) -> None:
         path.write_bytes(good.read_bytes())
 
+    def extra_column(path: Path, good: Path) -> None:
+        pl.read_parquet(good).with_columns(pl.lit(1).alias("bogus")).write_parquet(path)
+
+    def throughput(value: float) -> Callable[[Path, Path], None]:
+        def write(path: Path, good: Path) -> None:
+            df = pl.read_parquet(good)
+            hit = pl.col("metric") == "SchedulingThroughput"
+            assert df.filter(hit).height, "the run has throughput rows"
+            df.with_columns(pl.when(hit).then(pl.lit(value)).otherwise(pl.col("value"))
+                            .alias("value")).write_parquet(path)
+        return write
+
+    def column_value(column: str, value: str) -> Callable[[Path, Path], None]:
+        def write(path: Path, good: Path) -> None:
+            pl.read_parquet(good).with_columns(pl.lit(value).alias(column)).write_parquet(path)
+        return write
+
     m = _compare_case
     return [
         m("compare-garbage-parquet", "unreadable bytes", "results.parquet",
@@ -429,6 +523,16 @@ def _compare_cases() -> list[Case]:
           "not a readable Parquet file", lambda p, g: p.write_bytes(g.read_bytes()[:200])),
         m("compare-missing-column", "missing field", "results.parquet", "metric", columns),
         m("compare-wrong-type", "wrong type", "results.parquet", "value", text_values),
+        m("compare-unknown-column", "unknown field", "results.parquet",
+          "unknown column bogus", extra_column),
+        m("compare-negative-throughput", "out-of-range value", "results.parquet",
+          "column value: SchedulingThroughput", throughput(-5.0)),
+        m("compare-nan-throughput", "out-of-range value", "results.parquet",
+          "column value: SchedulingThroughput", throughput(float("nan"))),
+        m("compare-unknown-engine", "out-of-range value", "results.parquet",
+          "column engine: 'warp-drive'", column_value("engine", "warp-drive")),
+        m("compare-unknown-status", "out-of-range value", "results.parquet",
+          "column status: 'maybe'", column_value("status", "maybe")),
         m("compare-no-results", "missing file", "bad-run", "neither a compare output folder",
           lambda p, g: None),
         m("compare-fifo", "special file", "results.parquet", "FIFO", fifo),
@@ -466,6 +570,8 @@ def _report_cases() -> list[Case]:
         r("report-binary", "unreadable bytes", "not UTF-8", lambda p, g: p.write_bytes(GARBAGE)),
         r("report-truncated", "syntax", "not valid JSON",
           lambda p, g: p.write_text(g.read_text()[:100])),
+        r("report-unknown-field", "unknown field", "bogus: unknown field",
+          changed("bogus", 1)),
         r("report-missing-field", "missing field", "verdict", changed("verdict", _DELETE)),
         r("report-wrong-type", "wrong type", "results", changed("results", "many")),
         r("report-bad-verdict", "out-of-range value", "verdict", changed("verdict", "maybe")),
@@ -521,9 +627,22 @@ def _store_cases() -> list[Case]:
            edit(lambda d: d.__setitem__("store_version", 99))),
         st("store-bookkeeping-fifo", "special file", led, "FIFO", fifo),
         st("store-is-a-file", "special file", "store", "is a file", as_file),
+        st("store-bookkeeping-unknown-key", "unknown field", led, "unknown key 'bogus'",
+           edit(lambda d: d.__setitem__("bogus", 1))),
+        _oversize(st("store-bookkeeping-oversize", "oversize", led, "input size cap",
+                     lambda s: (s / led).write_text((s / led).read_text() + " " * BIG))),
+        # a store that does not exist is an error for its readers, not an empty store
+        Case("store-missing-history", STO, "missing file",
+             lambda s: ["history", "--store", str(s.root / "no-store")],
+             "no-store", "no such folder"),
+        Case("store-missing-compare", STO, "missing file",
+             lambda s: ["compare", "--base-results", "commit:abc", "--head-results",
+                        str(s.run), "--store", str(s.root / "no-store"), "--out",
+                        str(s.root / "cmp"), "--accepted", str(s.root / "none.yaml")],
+             "no-store", "no such folder"),
     ]
 
 
 CASES: list[Case] = (_config_cases() + _template_cases() + _manifest_cases()
-                     + _scheduler_cases() + _accepted_cases() + _ingest_cases()
-                     + _compare_cases() + _report_cases() + _store_cases())
+                     + _scheduler_cases() + _compare_config_cases() + _accepted_cases()
+                     + _ingest_cases() + _compare_cases() + _report_cases() + _store_cases())

@@ -21,7 +21,9 @@ def matrix() -> str:
     lines.append(f"{len(CASES)} cases; {covered} of {len(KINDS) * len(CLASSES)} cells covered. "
                  "Each asserts exit 2, the file and the field (or problem) named, no "
                  "traceback; workload config, template, manifest and scheduler config cases "
-                 "run both `validate` and `run` (which must not start).")
+                 "run both `validate` and `run` (which must not start), except the "
+                 "scheduler-compare-* cases: `compare --base-config/--head-config`, which must "
+                 "not make its output folder.")
     return "\n".join(lines)
 
 

@@ -58,6 +58,8 @@ def test_malformed_input_exits_2_naming_file_and_field(case: Case, golden: Path,
     code = main(args)
     captured = capsys.readouterr()
     _check(case, code, captured.err + captured.out)
+    if case.absent is not None:
+        assert not (root / case.absent).exists(), f"{case.absent} created on bad input"
     if case.runs:  # `schedperf run` refuses the same input before running anything
         prefix = args[:args.index("validate")]
         out = root / "run-out"

@@ -107,6 +107,32 @@ def test_config_compare_leaves_out_test_cases_with_their_own_scheduler_config(tm
     assert "sets its own schedulerConfigPath" in result.output
 
 
+def test_config_compare_checks_both_scheduler_configs_before_measuring(config, tmp_path,
+                                                                      monkeypatch):
+    """--base-config/--head-config get the deep check of validate/run: a profile that cannot
+    be built (an unknown plugin) is bad input naming the flag, file and field; nothing is
+    measured and no output folder is made."""
+    import bench.compare.forms as forms
+
+    def measure(*args: object, **kwargs: object) -> None:
+        raise AssertionError("measured despite a bad scheduler config")
+
+    monkeypatch.setattr(forms, "_measure", measure)
+    (tmp_path / "a.yaml").write_text(DEFAULT)
+    (tmp_path / "b.yaml").write_text(DEFAULT + "  plugins:\n    score:\n      enabled: "
+                                     "[{name: NoSuchPlugin}]\n")  # found building the profile
+    out = tmp_path / "out"
+    result = invoke("compare", "--base-config", str(tmp_path / "a.yaml"), "--head-config",
+                    str(tmp_path / "b.yaml"), "--config", str(config), "--measure", "time",
+                    "--repeat", "2", "--out", str(out))
+    assert result.exit_code == 2, result.output
+    assert (f'--head-config: {tmp_path / "b.yaml"}: profiles[0].plugins.score: unknown '
+            'plugin "NoSuchPlugin"') in result.output, result.output
+    assert "--base-config:" not in result.output
+    assert "nothing was measured" in result.output
+    assert not out.exists()
+
+
 def _repo_with_two_core_commits(tmp_path: Path) -> Path:
     """A repository holding a copy of scheduler_core; the second commit changes it."""
     repo = tmp_path / "repo"

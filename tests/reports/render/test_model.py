@@ -150,7 +150,7 @@ def test_nan_p_value_reads_as_null() -> None:
 
 def test_json_round_trip_is_stable_and_lossless() -> None:
     data = report_dict()
-    data["producer"] = {"version": "0.2"}  # a newer writer's field
+    data["settings"]["producer"] = {"version": "0.2"}  # a writer's own setting
     data["results"][0]["note"] = "paired rounds"
     report = parse_report(data)
     text = report_to_json(report)
@@ -158,11 +158,23 @@ def test_json_round_trip_is_stable_and_lossless() -> None:
     assert again == report
     assert report_to_json(again) == text
     out = json.loads(text)
-    assert out["producer"] == {"version": "0.2"} and out["results"][0]["note"] == "paired rounds"
+    assert out["settings"]["producer"] == {"version": "0.2"}
+    assert out["results"][0]["note"] == "paired rounds"
     assert list(out)[:4] == ["schema", "generated", "kind", "base"]
     assert list(out["base"]["environment"]) == sorted(out["base"]["environment"])
     assert [r["workload"] for r in out["results"]] == [r["workload"] for r in data["results"]]
     assert report_to_dict(report)["results"][0]["ratio"] == 0.952
+
+
+def test_an_unknown_top_level_key_is_refused_not_dropped() -> None:
+    """schedperf compare writes no other top-level key: one there is a typo or another
+    producer's file, named (not silently kept or dropped)."""
+    data = report_dict()
+    data["verdcit"] = "no change"
+    with pytest.raises(ReportFileError) as info:
+        parse_report(data, source="r.json")
+    assert info.value.field == "verdcit"
+    assert str(info.value).startswith("r.json: verdcit: unknown field (expected only base, ")
 
 
 def test_find_report_accepts_a_compare_folder(report_file: Path) -> None:

@@ -56,8 +56,11 @@ def test_command_prints_the_table_and_rejects_an_empty_store(tmp_path, store):
                                 catch_exceptions=False, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "5000Nodes" in result.output and "regression" in result.output
-    empty = CliRunner().invoke(changes_command, ["--store", str(tmp_path / "none")])
-    assert empty.exit_code == 2 and "no results stored yet" in empty.output
+    missing = CliRunner().invoke(changes_command, ["--store", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "none: no such folder" in missing.output
+    (tmp_path / "empty").mkdir()
+    empty = CliRunner().invoke(changes_command, ["--store", str(tmp_path / "empty")])
+    assert empty.exit_code == 2 and "empty holds no results yet" in empty.output
 
 
 def test_order_unknown_without_repo_and_git_order_with_it(tmp_path, store):

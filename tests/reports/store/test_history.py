@@ -172,9 +172,17 @@ def test_command_bad_input_exits_2(history_store, args, message):
 
 
 def test_command_empty_store_exits_2(tmp_path):
+    (tmp_path / "empty").mkdir()
+    result = invoke("--store", str(tmp_path / "empty"))
+    assert result.exit_code == 2
+    assert f"store {tmp_path / 'empty'} holds no results yet" in result.output
+
+
+def test_command_missing_store_is_named_not_read_as_empty(tmp_path):
     result = invoke("--store", str(tmp_path / "nothing-here"))
     assert result.exit_code == 2
-    assert "holds no results yet" in result.output
+    assert f"store {tmp_path / 'nothing-here'}: no such folder" in result.output
+    assert "holds no results" not in result.output
 
 
 def test_command_reads_around_a_corrupt_part_and_names_it(history_store):
