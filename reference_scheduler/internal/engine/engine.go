@@ -23,6 +23,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
@@ -72,6 +73,7 @@ type Engine struct {
 	client  *fake.Clientset
 	admit   *world.Admitter
 	sched   *scheduler.Scheduler
+	factory informers.SharedInformerFactory // the scheduler's informers (its pod lister)
 	started time.Time
 
 	mu      sync.Mutex
@@ -80,6 +82,10 @@ type Engine struct {
 	total   int
 	nodes   int           // nodes created (engine.create waits until the cache has them)
 	changed chan struct{} // receives (without blocking) after every bind
+
+	wmu    sync.Mutex // held by every write (the admitter's clock, nodes) and background op
+	tasks  []*task    // background ops (churn, paced deletePods), by id
+	errors []string   // what background ops could not do, for engine.stats
 }
 
 // Start builds the scheduler from the configuration, starts its informers, waits for them to
@@ -133,6 +139,7 @@ func Start(parent context.Context, args StartArgs) (*Engine, *StartResult, *prot
 		return nil, nil, &protocol.Error{Kind: protocol.ErrInvalidConfig, Message: err.Error()}
 	}
 	e.sched = sched
+	e.factory = factory
 	if perr := e.createNamespaces(); perr != nil {
 		cancel()
 		return nil, nil, perr
