@@ -462,11 +462,22 @@ def _churn(run: _KubeRun, index: int, op: Churn, templates: list[AnyManifests]) 
 
 
 def _placements(run: _KubeRun) -> list[Placement]:
-    """Where every pod created by the ops went (attempts are not recorded by the engine: 0)."""
+    """Where every pod created by the ops went (attempts are not recorded by the engine: 0),
+    with scheduler_core's words for pods deleted or terminating."""
     pods = run.stats(tuple(run.pod_namespaces))["pods"]
-    return [Placement(p["namespace"], p["name"], p.get("node") or None, 0,
-                      None if p["bound"] is not None else "not scheduled when the workload ended")
+    return [Placement(p["namespace"], p["name"], p.get("node") or None, 0, _why(p))
             for p in pods]
+
+
+def _why(p: Mapping[str, Any]) -> str | None:
+    if p["bound"] is not None:
+        return ("deleted after it was bound (a preemption victim, or deleted by an op)"
+                if p.get("deleted") else None)
+    if p.get("deleted"):
+        return "deleted before it was scheduled"
+    if p.get("terminating"):
+        return "terminating (deletionTimestamp set): not scheduled"
+    return "not scheduled when the workload ended"
 
 
 # --------------------------------------------------------------------------- the workload

@@ -61,9 +61,11 @@ type StartResult struct {
 // podTimes is when a pod was created and bound (seconds since the engine started; bound 0:
 // not bound yet).
 type podTimes struct {
-	created float64
-	bound   float64
-	node    string
+	created     float64
+	bound       float64
+	node        string
+	deleted     bool // removed from the store (by an op, or the scheduler's preemption)
+	terminating bool // given a deletionTimestamp (finalizers, or a bound pod's grace period)
 }
 
 // Engine is one running scheduler over a fake clientset.
@@ -124,6 +126,7 @@ func Start(parent context.Context, args StartArgs) (*Engine, *StartResult, *prot
 		pods: map[string]map[string]*podTimes{}, bound: map[string]int{}, changed: make(chan struct{}, 1)}
 	e.admit = world.NewAdmitter(e.client)
 	e.recordBindings()
+	e.recordPodDeletions()
 	watches := e.countWatches()
 	factory := scheduler.NewInformerFactory(e.client, 0)
 	recorders := func(string) events.EventRecorder { return &events.FakeRecorder{} }
@@ -227,6 +230,34 @@ func (e *Engine) recordBindings() {
 		}
 		return false, nil, nil
 	})
+}
+
+// recordPodDeletions notes every pod removed from the store, whoever deletes it (an op, or
+// the scheduler evicting a preemption victim).
+func (e *Engine) recordPodDeletions() {
+	tracker := e.client.Tracker()
+	e.client.PrependReactor("delete", "pods", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
+		if action.GetSubresource() == "" {
+			name := action.(clienttesting.DeleteAction).GetName()
+			if _, err := tracker.Get(action.GetResource(), action.GetNamespace(), name); err == nil {
+				e.notePodGone(action.GetNamespace(), name, true)
+			}
+		}
+		return false, nil, nil
+	})
+}
+
+// notePodGone marks a pod deleted (removed) or terminating (deletionTimestamp set).
+func (e *Engine) notePodGone(namespace, name string, removed bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p := e.pods[namespace][name]; p != nil {
+		if removed {
+			p.deleted = true
+		} else {
+			p.terminating = true
+		}
+	}
 }
 
 func (e *Engine) since() float64 { return time.Since(e.started).Seconds() }

@@ -215,11 +215,13 @@ type StatsArgs struct {
 // PodRecord is one pod's creation and binding times (seconds since the engine started;
 // bound null: not bound).
 type PodRecord struct {
-	Namespace string   `json:"namespace"`
-	Name      string   `json:"name"`
-	Created   float64  `json:"created"`
-	Bound     *float64 `json:"bound"`
-	Node      string   `json:"node,omitempty"`
+	Namespace   string   `json:"namespace"`
+	Name        string   `json:"name"`
+	Created     float64  `json:"created"`
+	Bound       *float64 `json:"bound"`
+	Node        string   `json:"node,omitempty"`
+	Deleted     bool     `json:"deleted,omitempty"`     // removed from the store
+	Terminating bool     `json:"terminating,omitempty"` // deletionTimestamp set, still stored
 }
 
 // StatsResult is the reply to engine.stats.
@@ -244,7 +246,8 @@ func (e *Engine) Stats(args StatsArgs) *StatsResult {
 	res.Errors = append([]string{}, e.errors...)
 	for _, ns := range args.Namespaces {
 		for name, p := range e.pods[ns] {
-			r := PodRecord{Namespace: ns, Name: name, Created: p.created, Node: p.node}
+			r := PodRecord{Namespace: ns, Name: name, Created: p.created, Node: p.node,
+				Deleted: p.deleted, Terminating: p.terminating && !p.deleted}
 			if p.bound > 0 {
 				b := p.bound
 				r.Bound = &b

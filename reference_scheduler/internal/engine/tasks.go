@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -110,7 +111,9 @@ func (e *Engine) deletePod(ns, name string) error {
 		p := pod.DeepCopy()
 		now := metav1.Now()
 		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &now, &grace
-		_, err = e.client.Invokes(clienttesting.NewUpdateAction(gvr, ns, p), nil)
+		if _, err = e.client.Invokes(clienttesting.NewUpdateAction(gvr, ns, p), nil); err == nil {
+			e.notePodGone(ns, name, false)
+		}
 		return err
 	}
 	_, err = e.client.Invokes(clienttesting.NewDeleteAction(gvr, ns, name), nil)
@@ -193,8 +196,8 @@ type DeletePodsArgs struct {
 // kube-apiserver deletes: see deletePod). With PerSecond > 0 the pods, listed now, are
 // deleted one per tick in the background: wait for the task with engine.task.
 func (e *Engine) DeletePods(args DeletePodsArgs) (*TaskResult, *protocol.Error) {
-	if args.PerSecond < 0 || args.Namespace == "" {
-		return nil, protocol.NewError(protocol.ErrProtocol, "engine.deletePods: namespace required, perSecond must be >= 0")
+	if args.PerSecond < 0 {
+		return nil, protocol.NewError(protocol.ErrProtocol, "engine.deletePods: perSecond must be >= 0")
 	}
 	gvr, _, _ := world.KindResource("Pod")
 	sel := labels.SelectorFromSet(args.LabelSelector)
@@ -206,6 +209,9 @@ func (e *Engine) DeletePods(args DeletePodsArgs) (*TaskResult, *protocol.Error) 
 	}
 	var victims []*v1.Pod
 	for i := range listed.(*v1.PodList).Items {
+		if args.Namespace == "" {
+			break // the tracker lists every namespace for ""; upstream's lister, none
+		}
 		p := &listed.(*v1.PodList).Items[i]
 		if sel.Matches(labels.Set(p.Labels)) {
 			victims = append(victims, p)
@@ -284,28 +290,37 @@ func (e *Engine) Churn(args ChurnArgs) (*TaskResult, *protocol.Error) {
 	}
 	count := 0
 	tick := func() bool {
+		created, deleted := 0, 0
+		var errs []string
 		for j, tmpl := range templates {
 			if args.Mode == "create" {
-				e.churnCreate(t, tmpl)
+				if e.churnCreate(tmpl) != nil {
+					created++
+				}
 				continue
 			}
 			k := count % args.Number
 			if ref := slots[j][k]; ref != nil {
-				e.churnDelete(t, ref)
+				if err := e.churnDelete(ref); err != nil {
+					errs = append(errs, fmt.Sprintf("unable to delete %s: %v", ref.name, err))
+				} else {
+					deleted++
+				}
 				slots[j][k] = nil
-			} else {
-				slots[j][k] = e.churnCreate(t, tmpl)
+			} else if slots[j][k] = e.churnCreate(tmpl); slots[j][k] != nil {
+				created++
 			}
 		}
 		count++
-		e.update(t, func(t *task) { t.Ticks++ }, "")
+		// one update per tick: a task read between ticks is consistent
+		e.update(t, func(t *task) { t.Ticks, t.Created, t.Deleted = t.Ticks+1, t.Created+created, t.Deleted+deleted }, strings.Join(errs, "; "))
 		return args.Mode == "recreate" || args.Number == 0 || count < args.Number
 	}
 	e.every(t, time.Duration(args.IntervalMilliseconds)*time.Millisecond, tick)
 	return e.taskResult(id), nil
 }
 
-func (e *Engine) churnCreate(t *task, tmpl map[string]any) *churnRef {
+func (e *Engine) churnCreate(tmpl map[string]any) *churnRef {
 	obj := make(map[string]any, len(tmpl))
 	for k, v := range tmpl {
 		obj[k] = v
@@ -330,28 +345,19 @@ func (e *Engine) churnCreate(t *task, tmpl map[string]any) *churnRef {
 	}
 	kind, _ := obj["kind"].(string)
 	ns, _ := meta["namespace"].(string)
-	e.update(t, func(t *task) { t.Created++ }, "")
 	return &churnRef{kind: kind, namespace: ns, name: meta["name"].(string)}
 }
 
-func (e *Engine) churnDelete(t *task, ref *churnRef) {
-	var err error
+func (e *Engine) churnDelete(ref *churnRef) error {
 	if ref.kind == "Pod" {
 		e.wmu.Lock()
-		err = e.deletePod(ref.namespace, ref.name)
-		e.wmu.Unlock()
-	} else if _, perr := e.Delete(DeleteArgs{Refs: []protocol.ObjectRef{{Kind: ref.kind, Namespace: ref.namespace, Name: ref.name}}}); perr != nil {
-		err = fmt.Errorf("%s", perr.Message)
+		defer e.wmu.Unlock()
+		return e.deletePod(ref.namespace, ref.name)
 	}
-	msg := ""
-	if err != nil {
-		msg = fmt.Sprintf("unable to delete %s: %v", ref.name, err)
+	if _, perr := e.Delete(DeleteArgs{Refs: []protocol.ObjectRef{{Kind: ref.kind, Namespace: ref.namespace, Name: ref.name}}}); perr != nil {
+		return fmt.Errorf("%s", perr.Message)
 	}
-	e.update(t, func(t *task) {
-		if err == nil {
-			t.Deleted++
-		}
-	}, msg)
+	return nil
 }
 
 // TaskArgs are the arguments of engine.task: wait until background op ID is done, or has
