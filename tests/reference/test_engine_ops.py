@@ -337,3 +337,60 @@ def test_churn_runs_beside_a_workload(tmp_path, reference_binary, mode):
     assert result.status == "ok", result.reason
     measured = _by_ns(result)["namespace-2"]
     assert len(measured) == 6 and all(p.node for p in measured)
+
+
+def test_a_background_deletion_that_fails_is_recorded(reference_binary):
+    with ReferenceClient(reference_binary.path, timeout=120, env={"GOMAXPROCS": "2"}) as ref:
+        ref.request("engine.start", args={"gomaxprocs": 2})
+        ref.request("engine.create", args={"objects": [_ns("d")]})
+        pods = [{**POD, "metadata": {"name": f"p{i}", "namespace": "d"}} for i in range(2)]
+        ref.request("engine.create", args={"objects": pods})
+        # the paced op lists both pods now; the one at once deletes them before its first tick
+        paced = ref.request("engine.deletePods", args={"namespace": "d", "perSecond": 2})
+        now = ref.request("engine.deletePods", args={"namespace": "d"})
+        assert (now["done"], now["deleted"]) == (True, 2)
+        seen = ref.request("engine.task", args={"id": paced["id"], "ticks": 1,
+                                                "timeoutSeconds": LIMIT})
+        assert seen["deleted"] == 0 and "unable to delete pod p0" in seen["errors"][0]
+        assert ref.request("engine.stats")["errors"][0] == seen["errors"][0]
+
+
+def test_update_any_resize_shrinks_a_bound_pod(tmp_path, reference_binary):
+    # EventHandlingPodUpdate's scale-down: a bound blocker's requests shrink through the
+    # resize subresource, and the pod waiting for its room gets scheduled
+    files = {"node.yaml": "apiVersion: v1\nkind: Node\nmetadata:\n  generateName: n-\n"
+                          "status:\n  capacity: {pods: \"10\", cpu: \"1\", memory: 32Gi}\n",
+             "blocker.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: blocker\n"
+                             "spec:\n  containers:\n  - name: c\n    image: i\n"
+                             "    resources: {requests: {cpu: {{ .CPU }}}}\n",
+             "waiting.yaml": _pod("waiting", spec="").replace(
+                 "image: i\n", "image: i\n    resources: {requests: {cpu: 500m}}\n")}
+    result = _run(tmp_path, reference_binary, """\
+  - opcode: createNodes
+    count: 1
+    nodeTemplatePath: node.yaml
+  - opcode: createPods
+    count: 1
+    namespace: b
+    podTemplatePath: blocker.yaml
+    templateParams: {CPU: 900m}
+  - opcode: createPods
+    count: 1
+    namespace: w
+    podTemplatePath: waiting.yaml
+    skipWaitToCompletion: true
+  - opcode: barrier
+    stageRequirement: Attempted
+  - opcode: updateAny
+    templatePath: blocker-small.yaml
+    namespace: b
+    subresources: [resize]
+  - opcode: barrier
+  - opcode: createPods
+    count: 1
+    namespace: measured
+    collectMetrics: true
+""", {**files, "blocker-small.yaml": files["blocker.yaml"].replace("{{ .CPU }}", "100m")})
+    assert result.status == "ok", result.reason
+    pods = _by_ns(result)
+    assert pods["w"][0].node and pods["b"][0].node == pods["w"][0].node
