@@ -3,6 +3,8 @@ latency items from the engine's bind times, the objects it sends, and the side-b
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from bench.cli.engine_summary import comparison_rows
@@ -18,7 +20,7 @@ from workloads.config.ops import (
     UpdateAny,
 )
 from workloads.config.ops_unsupported import AllocResourceClaims
-from workloads.engine.kube import throughput, unsupported_op, window_items
+from workloads.engine.kube import _barrier, _KubeRun, throughput, unsupported_op, window_items
 from workloads.engine.manifests import AnyManifests, NameGenerator, NodeManifests, PodManifests
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.result import ENGINE_CORE, ENGINE_KUBE, DataItem, WorkloadResult
@@ -127,3 +129,42 @@ def test_comparison_rows_give_the_ratio_per_gomaxprocs():
     assert [(k["gomaxprocs"], k["ratio"]) for k in row["kube"]] == [(1, 30.0), (2, 20.0)]
     assert comparison_rows([(1, _result(ENGINE_CORE, 3000))]) == []
 
+
+
+class _FakeClient:
+    """Records the engine requests; engine.barrier passes, engine.task reports errors."""
+
+    def __init__(self, task_errors: dict[int, list[str]] | None = None) -> None:
+        self.sent: list[tuple[str, dict]] = []
+        self.task_errors = task_errors or {}
+
+    def request(self, op: str, args: dict | None = None) -> dict:
+        self.sent.append((op, dict(args or {})))
+        if op == "engine.task":
+            return {"errors": self.task_errors.get(args["id"], []), "timedOut": False}
+        return {"timedOut": False}
+
+
+def _kube_run(client: _FakeClient) -> _KubeRun:
+    return _KubeRun(None, None, client, None, time.monotonic() + 600)  # type: ignore[arg-type]
+
+
+def test_barriers_wait_for_upstreams_pods_per_namespace():
+    client = _FakeClient()
+    run = _kube_run(client)
+    run.expected.update({"a": 3, "b": 0})
+    _barrier(run, Barrier(stage_requirement="Attempted", label_selector=FrozenDict({"t": "x"})))
+    _barrier(run, Barrier(namespaces=("a",), stage_requirement="Scheduled"))
+    sent = [args for op, args in client.sent if op == "engine.barrier"]
+    assert [(s["namespaces"], s["stage"], s["labelSelector"]) for s in sent] == [
+        ({"a": 3, "b": 0}, "Attempted", {"t": "x"}), ({"a": 3}, "Scheduled", {})]
+    # a Scheduled barrier forgets its namespaces (an Attempted one does not): "a" is unknown now
+    assert run.expected == {"b": 0}
+    with pytest.raises(WorkloadError, match="unknown namespace a"):
+        _barrier(run, Barrier(namespaces=("a",), stage_requirement="Scheduled"))
+
+
+def test_background_errors_are_reported_by_op():
+    run = _kube_run(_FakeClient({1: ["unable to delete pod p0: not found"]}))
+    run.tasks = [(3, 0), (5, 1)]
+    assert run.task_errors() == ["op 5: unable to delete pod p0: not found"]
