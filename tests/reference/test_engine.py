@@ -36,18 +36,17 @@ def config(tmp_path: Path) -> Path:
     text = tiny_config(("4Nodes", [], 4, 5, 30))
     # a test case with an op the engine does not run yet
     text += "\n".join([
-        "- name: Deleting",
+        "- name: Steady",
         "  labels: [performance]",
         "  workloadTemplate:",
         "  - opcode: createNodes",
         "    count: 2",
         "  - opcode: createPods",
         "    count: 4",
-        "    namespace: gone",
+        "    namespace: steady",
+        "    steadyState: true",
+        "    duration: 1s",
         "    collectMetrics: true",
-        "  - opcode: deletePods",
-        "    namespace: gone",
-        "    deletePodsPerSecond: 0",
         "  workloads:",
         "  - name: 2Nodes",
         # a window with a labelSelector: only the labelled pods are measured
@@ -88,7 +87,7 @@ def test_both_engines_schedule_every_pod_and_say_which_engine(config, tmp_path, 
     assert code == 0, captured.err
     doc = json.loads(captured.out)
     runs = {(w["workload"], w["engine"]): w for w in doc["workloads"]}
-    assert set(runs) == {(name, engine) for name in ("Tiny/4Nodes", "Deleting/2Nodes",
+    assert set(runs) == {(name, engine) for name in ("Tiny/4Nodes", "Steady/2Nodes",
                                                      "Selected/2Nodes")
                          for engine in (ENGINE_CORE, f"{ENGINE_KUBE} GOMAXPROCS=1",
                                         f"{ENGINE_KUBE} GOMAXPROCS=2")}
@@ -97,10 +96,10 @@ def test_both_engines_schedule_every_pod_and_say_which_engine(config, tmp_path, 
         assert runs[("Tiny/4Nodes", engine)]["pods_per_s"] > 0
         assert runs[("Tiny/4Nodes", engine)]["cpu_ms_per_pod"] > 0
     # the unsupported op is reported, with the op and why, on the kube-scheduler engine only
-    assert runs[("Deleting/2Nodes", ENGINE_CORE)]["status"] == "ok"
-    kube = runs[("Deleting/2Nodes", f"{ENGINE_KUBE} GOMAXPROCS=1")]
+    assert runs[("Steady/2Nodes", ENGINE_CORE)]["status"] == "ok"
+    kube = runs[("Steady/2Nodes", f"{ENGINE_KUBE} GOMAXPROCS=1")]
     assert kube["status"] == "unsupported"
-    assert "deletePods" in kube["reason"] and "kube-scheduler engine" in kube["reason"]
+    assert "steadyState" in kube["reason"] and "kube-scheduler engine" in kube["reason"]
     # the side-by-side rows: both kube-scheduler runs of the supported workload, with ratios
     (tiny,) = [r for r in doc["engines"] if r["workload"] == "Tiny/4Nodes"]
     assert [k["gomaxprocs"] for k in tiny["kube"]] == [1, 2]

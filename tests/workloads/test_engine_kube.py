@@ -3,28 +3,75 @@ latency items from the engine's bind times, the objects it sends, and the side-b
 
 from __future__ import annotations
 
+import time
+
+import pytest
+
 from bench.cli.engine_summary import comparison_rows
+from workloads.config.decode import FrozenDict
 from workloads.config.ops import (
     Barrier,
     Churn,
+    CreateAny,
     CreateNodes,
     CreatePods,
     DeletePods,
     LabelNodePrepareStrategy,
+    UpdateAny,
 )
-from workloads.engine.kube import throughput, unsupported_op, window_items
-from workloads.engine.manifests import NameGenerator, NodeManifests, PodManifests
+from workloads.config.ops_unsupported import AllocResourceClaims
+from workloads.engine.kube import _barrier, _KubeRun, throughput, unsupported_op, window_items
+from workloads.engine.manifests import AnyManifests, NameGenerator, NodeManifests, PodManifests
+from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.result import ENGINE_CORE, ENGINE_KUBE, DataItem, WorkloadResult
 
 
 def test_ops_the_engine_cannot_run_yet_name_the_op():
     assert unsupported_op(CreatePods(count=1, namespace="a")) is None
     assert unsupported_op(Barrier()) is None
+    assert unsupported_op(Barrier(stage_requirement="Attempted",
+                                  label_selector=FrozenDict({"a": "b"}))) is None
+    assert unsupported_op(DeletePods(namespace="a")) is None
+    assert unsupported_op(Churn()) is None
+    assert unsupported_op(CreateAny()) is None
+    assert unsupported_op(UpdateAny(subresources=("resize",))) is None
     assert "steadyState" in unsupported_op(CreatePods(count=1, namespace="a",
                                                       steady_state=True))
-    assert "Attempted" in unsupported_op(Barrier(stage_requirement="Attempted"))
-    assert "deletePods" in unsupported_op(DeletePods(namespace="a"))
-    assert "churn" in unsupported_op(Churn())
+    assert "scale" in unsupported_op(UpdateAny(subresources=("scale",)))
+    assert "allocResourceClaims" in unsupported_op(AllocResourceClaims(namespace="a"))
+
+
+def _template(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_any_manifests_name_and_place_objects_like_the_core(tmp_path):
+    svc = _template(tmp_path, "svc.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n"
+                    "  generateName: svc-\nspec:\n  ports: [{port: 80}]\n")
+    made = AnyManifests(svc, None, "ns", 2)
+    names = NameGenerator()
+    objs = [made.make(i, 2, names) for i in range(2)]
+    assert [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs] == [
+        ("ns", "svc-0"), ("ns", "svc-1")]
+    assert "generateName" not in objs[0]["metadata"]
+    # churn: the engine names the object (no NameGenerator), generateName kept
+    assert made.make(0, 1, None)["metadata"]["generateName"] == "svc-"
+    # a namespaced kind without a namespace, a cluster-scoped one with one: bad input
+    with pytest.raises(WorkloadError, match='namespace not set'):
+        AnyManifests(svc, None, "", 1).make(0, 1, names)
+    node = _template(tmp_path, "node.yaml", "apiVersion: v1\nkind: Node\nmetadata:\n"
+                     "  name: n-{{ .Index }}\n")
+    with pytest.raises(WorkloadError, match='has scope "root"'):
+        AnyManifests(node, None, "ns", 1).make(0, 1, names)
+    assert AnyManifests(node, None, "", 3).make(2, 3, names)["metadata"] == {"name": "n-2"}
+    # a kind the engine's fake clientset does not hold: unsupported, naming it
+    cm = _template(tmp_path, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                   "  name: c\n")
+    with pytest.raises(UnsupportedWorkload, match="kind ConfigMap is not supported by the "
+                       "kube-scheduler engine"):
+        AnyManifests(cm, None, "ns", 1)
 
 
 def test_throughput_samples_the_bind_times_like_the_collector():
@@ -82,3 +129,42 @@ def test_comparison_rows_give_the_ratio_per_gomaxprocs():
     assert [(k["gomaxprocs"], k["ratio"]) for k in row["kube"]] == [(1, 30.0), (2, 20.0)]
     assert comparison_rows([(1, _result(ENGINE_CORE, 3000))]) == []
 
+
+
+class _FakeClient:
+    """Records the engine requests; engine.barrier passes, engine.task reports errors."""
+
+    def __init__(self, task_errors: dict[int, list[str]] | None = None) -> None:
+        self.sent: list[tuple[str, dict]] = []
+        self.task_errors = task_errors or {}
+
+    def request(self, op: str, args: dict | None = None) -> dict:
+        self.sent.append((op, dict(args or {})))
+        if op == "engine.task":
+            return {"errors": self.task_errors.get(args["id"], []), "timedOut": False}
+        return {"timedOut": False}
+
+
+def _kube_run(client: _FakeClient) -> _KubeRun:
+    return _KubeRun(None, None, client, None, time.monotonic() + 600)  # type: ignore[arg-type]
+
+
+def test_barriers_wait_for_upstreams_pods_per_namespace():
+    client = _FakeClient()
+    run = _kube_run(client)
+    run.expected.update({"a": 3, "b": 0})
+    _barrier(run, Barrier(stage_requirement="Attempted", label_selector=FrozenDict({"t": "x"})))
+    _barrier(run, Barrier(namespaces=("a",), stage_requirement="Scheduled"))
+    sent = [args for op, args in client.sent if op == "engine.barrier"]
+    assert [(s["namespaces"], s["stage"], s["labelSelector"]) for s in sent] == [
+        ({"a": 3, "b": 0}, "Attempted", {"t": "x"}), ({"a": 3}, "Scheduled", {})]
+    # a Scheduled barrier forgets its namespaces (an Attempted one does not): "a" is unknown now
+    assert run.expected == {"b": 0}
+    with pytest.raises(WorkloadError, match="unknown namespace a"):
+        _barrier(run, Barrier(namespaces=("a",), stage_requirement="Scheduled"))
+
+
+def test_background_errors_are_reported_by_op():
+    run = _kube_run(_FakeClient({1: ["unable to delete pod p0: not found"]}))
+    run.tasks = [(3, 0), (5, 1)]
+    assert run.task_errors() == ["op 5: unable to delete pod p0: not found"]

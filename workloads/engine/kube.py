@@ -12,6 +12,13 @@ and bound: SchedulingThroughput is then sampled from those bind times with the s
 is the Go process's CPU time over the window (the scheduler, its informers, the fake
 clientset and decoding the objects sent; not this Python process) per pod bound in it.
 
+deletePods and churn run on the Go side (``engine.deletePods``, ``engine.churn``: goroutines on
+the engine's clock, in the background until the workload ends when upstream's are);
+updateAny with ``updatePerSecond`` is paced here on the wall clock; barriers are
+``engine.barrier`` over the scheduler's pod informer (labelSelector, Scheduled / Attempted),
+waiting for upstream's ``numPodsScheduledPerNamespace``. Errors of background ops fail the
+workload when it ends, as upstream's ``tCtx.Errorf`` does.
+
 Ops the engine cannot run yet make the workload ``unsupported`` with the op and the reason,
 before the Go process starts. Thresholds are not applied to this engine (its results carry
 no threshold judgement).
@@ -30,17 +37,22 @@ from workloads.collectors.throughput import ThroughputCollector
 from workloads.config import ConfigFileError, Op, TestCase, Workload, resolve
 from workloads.config.ops import (
     Barrier,
+    Churn,
+    CreateAny,
     CreateNamespaces,
     CreateNodes,
     CreatePods,
+    DeletePods,
     Sleep,
     StartCollectingMetrics,
     StopCollectingMetrics,
+    UpdateAny,
 )
-from workloads.engine.manifests import NameGenerator, NodeManifests, PodManifests
+from workloads.engine.manifests import AnyManifests, NameGenerator, NodeManifests, PodManifests
 from workloads.engine.manifests import namespace_manifest as ns_manifest
 from workloads.ops.create import prepare_create_namespaces
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
+from workloads.ops.manifests import CLUSTER_SCOPED
 from workloads.reference import ReferenceClient, ReferenceRequestError, ReferenceSchedulerError
 from workloads.result import (
     ENGINE_KUBE,
@@ -77,21 +89,24 @@ class _Timeout(Exception):
     pass
 
 
+UPDATE_SUBRESOURCES = ("resize", "status")  # what engine.update applies
+
+
 def unsupported_op(op: Op) -> str | None:
-    """Why the kube-scheduler engine cannot run ``op`` yet (None: it can)."""
+    """Why the kube-scheduler engine cannot run ``op`` yet (None: it can). createPodSets never
+    reaches it: :func:`~workloads.config.resolve` unrolls it into createPods ops."""
     if isinstance(op, CreatePods):
         if op.steady_state:
             return "createPods with steadyState is not supported by the kube-scheduler engine yet"
         return None
-    if isinstance(op, Barrier):
-        if op.stage_requirement == "Attempted":
-            return ("barrier with stageRequirement Attempted is not supported by the "
-                    "kube-scheduler engine yet")
-        if op.label_selector:
-            return "barrier with labelSelector is not supported by the kube-scheduler engine yet"
+    if isinstance(op, UpdateAny):
+        other = [s for s in op.subresources if s not in UPDATE_SUBRESOURCES]
+        if other:
+            return (f"updateAny with subresources {', '.join(other)} is not supported by the "
+                    "kube-scheduler engine (only resize, status)")
         return None
-    if isinstance(op, (CreateNodes, CreateNamespaces, Sleep, StartCollectingMetrics,
-                       StopCollectingMetrics)):
+    if isinstance(op, (Barrier, Churn, CreateAny, CreateNodes, CreateNamespaces, DeletePods,
+                       Sleep, StartCollectingMetrics, StopCollectingMetrics)):
         return None
     return f"op {op.opcode} is not supported by the kube-scheduler engine yet"
 
@@ -116,6 +131,10 @@ class _KubeRun:
     names: NameGenerator = field(default_factory=NameGenerator)
     created: dict[str, int] = field(default_factory=dict)  # namespace -> pods created
     namespaces: set[str] = field(default_factory=set)
+    # upstream's numPodsScheduledPerNamespace: namespace -> pods the next barrier waits for
+    expected: dict[str, int] = field(default_factory=dict)
+    pod_namespaces: dict[str, None] = field(default_factory=dict)  # for the placements
+    tasks: list[tuple[int, int]] = field(default_factory=list)  # (op index, engine task id)
     # (namespace, name) -> labels of the pods created, for windows with a labelSelector
     pod_labels: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     window: _Window | None = None
@@ -143,6 +162,46 @@ class _KubeRun:
             return
         self.create([ns_manifest(name, dict(labels or {}))])
         self.namespaces.add(name)
+
+    def register(self, name: str, labels: Mapping[str, str] | None = None) -> None:
+        """Upstream createNamespaceIfNotPresent: the namespace exists and barriers know it."""
+        self.ensure_namespace(name, labels)
+        self.expected.setdefault(name, 0)
+
+    def barrier(self, namespaces: Mapping[str, int], selector: Mapping[str, str],
+                stage: str) -> None:
+        limit = min(self.left(), WAIT_LIMIT)
+        self.client.timeout = limit + 60
+        reply = self.client.request("engine.barrier", args={
+            "namespaces": dict(namespaces), "labelSelector": dict(selector), "stage": stage,
+            "timeoutSeconds": limit})
+        if reply["timedOut"]:
+            if time.monotonic() >= self.deadline:
+                raise _Timeout
+            which = (f"at least pod {reply['namespace']}/{reply['pod']} is not "
+                     f"{stage.lower()}: " if reply["pod"] else "")
+            raise WorkloadError(
+                f'error waiting for pods in namespace "{reply["namespace"]}": {which}want '
+                f"{reply['want']} pods {stage.lower()}, got {reply['got']} after {limit:g} s")
+
+    def wait_task(self, task: int, what: str) -> dict[str, Any]:
+        limit = min(self.left(), WAIT_LIMIT)
+        self.client.timeout = limit + 60
+        reply = self.client.request("engine.task", args={"id": task, "timeoutSeconds": limit})
+        if reply["timedOut"]:
+            if time.monotonic() >= self.deadline:
+                raise _Timeout
+            raise WorkloadError(f"{what}: not done after {limit:g} s")
+        return reply
+
+    def task_errors(self) -> list[str]:
+        """What the background ops could not do (upstream's tCtx.Errorf), by op."""
+        out: list[str] = []
+        for index, task in self.tasks:
+            reply = self.client.request("engine.task", args={"id": task,
+                                                             "timeoutSeconds": 1e-3})
+            out.extend(f"op {index}: {e}" for e in reply["errors"])
+        return out
 
     def wait(self, namespace: str, want: int) -> None:
         limit = min(self.left(), WAIT_LIMIT)
@@ -250,6 +309,18 @@ def _prepare(run: _KubeRun, ops: list[Op]) -> dict[int, Any]:
                 prepared[i] = PodManifests(op, run.names)
             elif isinstance(op, CreateNamespaces):
                 prepared[i] = prepare_create_namespaces(None, i, op)  # type: ignore[arg-type]
+            elif isinstance(op, (CreateAny, UpdateAny)):
+                assert op.template_path is not None
+                params = op.template_params if isinstance(op, CreateAny) else None
+                prepared[i] = AnyManifests(op.template_path, params, op.namespace,
+                                           op.count or 1)
+            elif isinstance(op, Churn):
+                assert op.namespace is not None
+                prepared[i] = [AnyManifests(path, None, op.namespace, 1)
+                               for path in op.template_paths]
+                for t in prepared[i]:
+                    if t.kind in CLUSTER_SCOPED:  # upstream: the namespace for namespaced kinds
+                        t.namespace = ""
         except UnsupportedWorkload as exc:
             raise UnsupportedWorkload(f"{where}: {exc}") from None
         except WorkloadError as exc:
@@ -257,20 +328,24 @@ def _prepare(run: _KubeRun, ops: list[Op]) -> dict[int, Any]:
     return prepared
 
 
-def _run_op(run: _KubeRun, op: Op, prepared: Any) -> None:
+def _run_op(run: _KubeRun, index: int, op: Op, prepared: Any) -> None:
     if isinstance(op, CreateNodes):
         run.create([prepared.make(i, op.count) for i in range(op.count)])
     elif isinstance(op, CreateNamespaces):
         for i in range(op.count):
-            run.ensure_namespace(f"{op.prefix}-{i}", prepared)
+            run.register(f"{op.prefix}-{i}", prepared)
     elif isinstance(op, CreatePods):
         _create_pods(run, op, prepared)
     elif isinstance(op, Barrier):
-        for ns in op.namespaces:
-            if ns not in run.created:
-                raise WorkloadError(f"unknown namespace {ns}")
-        for ns in op.namespaces or tuple(run.created):
-            run.wait(ns, run.created[ns])
+        _barrier(run, op)
+    elif isinstance(op, CreateAny):
+        _create_any(run, op, prepared)
+    elif isinstance(op, UpdateAny):
+        _update_any(run, op, prepared)
+    elif isinstance(op, DeletePods):
+        _delete_pods(run, index, op)
+    elif isinstance(op, Churn):
+        _churn(run, index, op, prepared)
     elif isinstance(op, Sleep):
         time.sleep(min(op.duration, run.left()))
     elif isinstance(op, StartCollectingMetrics):
@@ -281,8 +356,9 @@ def _run_op(run: _KubeRun, op: Op, prepared: Any) -> None:
 
 def _create_pods(run: _KubeRun, op: CreatePods, factory: PodManifests) -> None:
     ns = factory.namespace
-    run.ensure_namespace(ns)
+    run.register(ns)
     run.created.setdefault(ns, 0)
+    run.pod_namespaces[ns] = None
     if op.collect_metrics:
         run.open_window(ns, (ns,))
     for start in range(0, op.count, BATCH):
@@ -292,18 +368,116 @@ def _create_pods(run: _KubeRun, op: CreatePods, factory: PodManifests) -> None:
             run.pod_labels[(ns, meta["name"])] = meta["labels"]
         run.create(batch)
         run.created[ns] += len(batch)
-    if not op.skip_wait_to_completion:
+    if op.skip_wait_to_completion:
+        run.expected[ns] += op.count
+    else:
         run.wait(ns, run.created[ns])
     if op.collect_metrics:
         run.close_window()
 
 
+def _barrier(run: _KubeRun, op: Barrier) -> None:
+    """Upstream's barrier: every known namespace (or those named) has the pods created there
+    with skipWaitToCompletion since the last Scheduled barrier scheduled (or attempted), among
+    the pods matching the labelSelector."""
+    for ns in op.namespaces:
+        if ns not in run.expected:
+            raise WorkloadError(f"unknown namespace {ns}")
+    names = op.namespaces or tuple(run.expected)
+    run.barrier({ns: run.expected[ns] for ns in names}, op.label_selector,
+                op.stage_requirement or "Scheduled")
+    if op.stage_requirement != "Attempted":
+        for ns in names:
+            del run.expected[ns]
+
+
+def _any_objects(run: _KubeRun, op: CreateAny | UpdateAny, factory: AnyManifests,
+                 ) -> list[dict[str, Any]]:
+    if op.namespace:
+        run.register(op.namespace)
+    count = 1 if op.count is None else op.count
+    objects = [factory.make(i, count, run.names) for i in range(count)]
+    for m in objects:
+        if m["kind"] == "Pod":
+            meta = m["metadata"]
+            run.pod_labels[(meta["namespace"], meta["name"])] = {
+                str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+            run.pod_namespaces[meta["namespace"]] = None
+    return objects
+
+
+def _create_any(run: _KubeRun, op: CreateAny, factory: AnyManifests) -> None:
+    try:
+        run.create(_any_objects(run, op, factory))
+    except ReferenceRequestError as exc:
+        if exc.kind == "unsupported":
+            raise
+        raise WorkloadError(f"{factory.where}: create: {exc}") from None
+
+
+def _update_any(run: _KubeRun, op: UpdateAny, factory: AnyManifests) -> None:
+    """Update (+UpdateStatus) every object, all at once or ``updatePerSecond`` (upstream's
+    ticker: the first one period after the op starts); the op blocks until done."""
+    objects = _any_objects(run, op, factory)
+    subresources = list(op.subresources)
+    period = 1.0 / op.update_per_second if op.update_per_second else 0.0
+    start = time.monotonic()
+    for i in range(0, len(objects), 1 if period else BATCH):
+        if period:
+            time.sleep(max(0.0, min(start + period * (i + 1) - time.monotonic(), run.left())))
+        run.left()
+        try:
+            run.client.request("engine.update", args={
+                "objects": objects[i:i + (1 if period else BATCH)],
+                "subresources": subresources})
+        except ReferenceRequestError as exc:
+            if exc.kind == "unsupported":
+                raise
+            raise WorkloadError(f"Failed to update object: {exc}") from None
+
+
+def _delete_pods(run: _KubeRun, index: int, op: DeletePods) -> None:
+    """Upstream's deletePods: the pods of the namespace matching the selector, deleted as the
+    API server deletes (see engine.deletePods), all at once or paced in the background."""
+    reply = run.client.request("engine.deletePods", args={
+        "namespace": op.namespace, "labelSelector": dict(op.label_selector),
+        "perSecond": op.delete_pods_per_second})
+    run.tasks.append((index, reply["id"]))
+    if op.delete_pods_per_second and not op.skip_wait_to_completion:
+        run.wait_task(reply["id"], f"deletePods in namespace {op.namespace}")
+
+
+def _churn(run: _KubeRun, index: int, op: Churn, templates: list[AnyManifests]) -> None:
+    """Upstream's churn, on the engine's goroutine until the workload ends (or ``number``
+    creations in mode create)."""
+    assert op.namespace is not None
+    run.ensure_namespace(op.namespace)
+    objects = [t.make(0, 1, None) for t in templates]
+    if any(m["kind"] == "Pod" for m in objects):
+        run.pod_namespaces[op.namespace] = None
+    reply = run.client.request("engine.churn", args={
+        "mode": op.mode, "number": op.number,
+        "intervalMilliseconds": op.interval_milliseconds, "objects": objects})
+    run.tasks.append((index, reply["id"]))
+
+
 def _placements(run: _KubeRun) -> list[Placement]:
-    """Where every pod created by the ops went (attempts are not recorded by the engine: 0)."""
-    pods = run.stats(tuple(run.created))["pods"]
-    return [Placement(p["namespace"], p["name"], p.get("node") or None, 0,
-                      None if p["bound"] is not None else "not scheduled when the workload ended")
+    """Where every pod created by the ops went (attempts are not recorded by the engine: 0),
+    with scheduler_core's words for pods deleted or terminating."""
+    pods = run.stats(tuple(run.pod_namespaces))["pods"]
+    return [Placement(p["namespace"], p["name"], p.get("node") or None, 0, _why(p))
             for p in pods]
+
+
+def _why(p: Mapping[str, Any]) -> str | None:
+    if p["bound"] is not None:
+        return ("deleted after it was bound (a preemption victim, or deleted by an op)"
+                if p.get("deleted") else None)
+    if p.get("deleted"):
+        return "deleted before it was scheduled"
+    if p.get("terminating"):
+        return "terminating (deletionTimestamp set): not scheduled"
+    return "not scheduled when the workload ended"
 
 
 # --------------------------------------------------------------------------- the workload
@@ -363,12 +537,15 @@ def _execute(run: _KubeRun, ops: list[Op], config: str,
             if run.opts.progress is not None:
                 run.opts.progress(op.opcode, int(run.stats()["bound"]))
             try:
-                _run_op(run, op, prepared.get(i))
+                _run_op(run, i, op, prepared.get(i))
             except WorkloadError as exc:
                 raise WorkloadError(f"op {i}: {exc}") from None
         if run.window is not None:
             run.close_window()
         result.placements = _placements(run)
+        errors = run.task_errors()
+        if errors:
+            raise WorkloadError("; ".join(errors))
     except UnsupportedWorkload as exc:
         return STATUS_UNSUPPORTED, str(exc)
     except ReferenceRequestError as exc:

@@ -1,6 +1,7 @@
-"""The objects of createNodes / createNamespaces / createPods as Kubernetes manifests (plain
-mappings, sent as JSON to the kube-scheduler engine), with the same names, labels and
-strategies as :mod:`workloads.ops.factories` gives scheduler_core's objects."""
+"""The objects of createNodes / createNamespaces / createPods / createAny / updateAny / churn
+as Kubernetes manifests (plain mappings, sent as JSON to the kube-scheduler engine), with the
+same names, labels and strategies as :mod:`workloads.ops.factories` gives scheduler_core's
+objects, and the same namespace rules as :class:`workloads.ops.api.FakeApi`."""
 
 from __future__ import annotations
 
@@ -11,10 +12,16 @@ from workloads.config.ops import CreateNodes, CreatePods
 from workloads.ops.defaults import DEFAULT_NODE, DEFAULT_POD
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.ops.factories import prepared_node_labels
-from workloads.ops.manifests import metadata_of
+from workloads.ops.manifests import CLUSTER_SCOPED, metadata_of
 from workloads.ops.templates import TemplateFile
 
-__all__ = ["NameGenerator", "NodeManifests", "PodManifests", "namespace_manifest"]
+__all__ = ["ENGINE_KINDS", "AnyManifests", "NameGenerator", "NodeManifests", "PodManifests",
+           "namespace_manifest"]
+
+# the kinds the engine's fake clientset is given (reference_scheduler/internal/world/objects.go
+# "kinds"); any other is refused there as unsupported
+ENGINE_KINDS = ("Node", "Pod", "Namespace", "Service", "ReplicationController", "PriorityClass",
+                "PodDisruptionBudget", "ReplicaSet", "StatefulSet")
 
 # pod volume kinds whose objects (claims, CSI drivers) the engine is never given
 _UNSUPPORTED_VOLUMES = ("persistentVolumeClaim", "ephemeral", "csi")
@@ -157,3 +164,53 @@ class PodManifests:
         if self.source is not None:
             labels["signature"] = f"signature-label-{index // self.batch}"
         return _named(m, name, labels, namespace=ns)
+
+
+class AnyManifests:
+    """Objects of one template file for createAny / updateAny / churn: rendered with
+    ``Index``/``Count``, a kind the engine holds, the op's namespace on namespaced kinds (none
+    allowed on cluster-scoped ones), a name from ``generateName`` when ``names`` is given
+    (churn leaves ``generateName`` to the engine, which appends random characters as the API
+    server does)."""
+
+    def __init__(self, path: Any, params: Any, namespace: str, count: int) -> None:
+        self.source = TemplateFile(path, params)
+        self.where = self.source.source
+        self.namespace = namespace
+        self.kind = self._kind(self.source.manifest(0, max(count, 1)), self.where)
+
+    @staticmethod
+    def _kind(m: Any, where: str) -> str:
+        if not isinstance(m, dict):
+            raise WorkloadError(f"{where}: expected a Kubernetes object (a mapping)")
+        kind = m.get("kind")
+        if kind not in ENGINE_KINDS:
+            raise UnsupportedWorkload(
+                f"{where}: kind {kind} is not supported by the kube-scheduler engine (its fake "
+                f"clientset holds {', '.join(ENGINE_KINDS)})")
+        return str(kind)
+
+    def make(self, index: int, count: int, names: NameGenerator | None) -> dict[str, Any]:
+        where = f"{self.where} (Index {index})" if not self.source.is_static else self.where
+        m = self.source.manifest(index, count)
+        kind = self._kind(m, where)
+        scoped = kind in CLUSTER_SCOPED
+        ns = self.namespace
+        if scoped and ns:
+            raise WorkloadError(f'namespace "{ns}" set for "{self.where}", but "{kind}" has '
+                                'scope "root"')
+        if not scoped and not ns:
+            raise WorkloadError(f'namespace not set for "{self.where}", but "{kind}" has scope '
+                                '"namespace"')
+        meta = {k: v for k, v in metadata_of(m).items() if k != "namespace"}
+        if not meta.get("name"):
+            prefix = meta.get("generateName") or ""
+            if not prefix:
+                raise WorkloadError(f"{where}: metadata.name or metadata.generateName must be "
+                                    "set")
+            if names is not None:
+                meta = {k: v for k, v in meta.items() if k != "generateName"}
+                meta["name"] = names.next(kind, ns, str(prefix))
+        if not scoped:
+            meta["namespace"] = ns
+        return {**m, "apiVersion": m.get("apiVersion", "v1"), "metadata": meta}

@@ -23,7 +23,8 @@ func (s *server) stopEngine() {
 // engineOp serves the engine.* ops; ok is false for any other op.
 func (s *server) engineOp(req *protocol.Request) (result any, perr *protocol.Error, ok bool) {
 	switch req.Op {
-	case "engine.start", "engine.create", "engine.delete", "engine.wait", "engine.stats", "engine.stop":
+	case "engine.start", "engine.create", "engine.delete", "engine.wait", "engine.stats", "engine.stop",
+		"engine.update", "engine.deletePods", "engine.churn", "engine.task", "engine.barrier":
 	default:
 		return nil, nil, false
 	}
@@ -60,6 +61,41 @@ func (s *server) engineOp(req *protocol.Request) (result any, perr *protocol.Err
 			return nil, perr, true
 		}
 		res, perr := e.Delete(args)
+		return res, perr, true
+	case "engine.update":
+		var args engine.UpdateArgs
+		if perr := decodeArgs(req, &args); perr != nil {
+			return nil, perr, true
+		}
+		res, perr := e.Update(args)
+		return res, perr, true
+	case "engine.deletePods":
+		var args engine.DeletePodsArgs
+		if perr := decodeArgs(req, &args); perr != nil {
+			return nil, perr, true
+		}
+		res, perr := e.DeletePods(args)
+		return res, perr, true
+	case "engine.churn":
+		var args engine.ChurnArgs
+		if perr := decodeArgs(req, &args); perr != nil {
+			return nil, perr, true
+		}
+		res, perr := e.Churn(args)
+		return res, perr, true
+	case "engine.task":
+		var args engine.TaskArgs
+		if perr := decodeArgs(req, &args); perr != nil {
+			return nil, perr, true
+		}
+		res, perr := e.Task(args)
+		return res, perr, true
+	case "engine.barrier":
+		var args engine.BarrierArgs
+		if perr := decodeArgs(req, &args); perr != nil {
+			return nil, perr, true
+		}
+		res, perr := e.Barrier(args)
 		return res, perr, true
 	case "engine.wait":
 		var args engine.WaitArgs

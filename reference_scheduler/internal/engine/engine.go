@@ -23,6 +23,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
@@ -60,9 +61,11 @@ type StartResult struct {
 // podTimes is when a pod was created and bound (seconds since the engine started; bound 0:
 // not bound yet).
 type podTimes struct {
-	created float64
-	bound   float64
-	node    string
+	created     float64
+	bound       float64
+	node        string
+	deleted     bool // removed from the store (by an op, or the scheduler's preemption)
+	terminating bool // given a deletionTimestamp (finalizers, or a bound pod's grace period)
 }
 
 // Engine is one running scheduler over a fake clientset.
@@ -72,6 +75,7 @@ type Engine struct {
 	client  *fake.Clientset
 	admit   *world.Admitter
 	sched   *scheduler.Scheduler
+	factory informers.SharedInformerFactory // the scheduler's informers (its pod lister)
 	started time.Time
 
 	mu      sync.Mutex
@@ -80,6 +84,10 @@ type Engine struct {
 	total   int
 	nodes   int           // nodes created (engine.create waits until the cache has them)
 	changed chan struct{} // receives (without blocking) after every bind
+
+	wmu    sync.Mutex // held by every write (the admitter's clock, nodes) and background op
+	tasks  []*task    // background ops (churn, paced deletePods), by id
+	errors []string   // what background ops could not do, for engine.stats
 }
 
 // Start builds the scheduler from the configuration, starts its informers, waits for them to
@@ -118,6 +126,7 @@ func Start(parent context.Context, args StartArgs) (*Engine, *StartResult, *prot
 		pods: map[string]map[string]*podTimes{}, bound: map[string]int{}, changed: make(chan struct{}, 1)}
 	e.admit = world.NewAdmitter(e.client)
 	e.recordBindings()
+	e.recordPodDeletions()
 	watches := e.countWatches()
 	factory := scheduler.NewInformerFactory(e.client, 0)
 	recorders := func(string) events.EventRecorder { return &events.FakeRecorder{} }
@@ -133,6 +142,7 @@ func Start(parent context.Context, args StartArgs) (*Engine, *StartResult, *prot
 		return nil, nil, &protocol.Error{Kind: protocol.ErrInvalidConfig, Message: err.Error()}
 	}
 	e.sched = sched
+	e.factory = factory
 	if perr := e.createNamespaces(); perr != nil {
 		cancel()
 		return nil, nil, perr
@@ -220,6 +230,34 @@ func (e *Engine) recordBindings() {
 		}
 		return false, nil, nil
 	})
+}
+
+// recordPodDeletions notes every pod removed from the store, whoever deletes it (an op, or
+// the scheduler evicting a preemption victim).
+func (e *Engine) recordPodDeletions() {
+	tracker := e.client.Tracker()
+	e.client.PrependReactor("delete", "pods", func(action clienttesting.Action) (bool, k8sruntime.Object, error) {
+		if action.GetSubresource() == "" {
+			name := action.(clienttesting.DeleteAction).GetName()
+			if _, err := tracker.Get(action.GetResource(), action.GetNamespace(), name); err == nil {
+				e.notePodGone(action.GetNamespace(), name, true)
+			}
+		}
+		return false, nil, nil
+	})
+}
+
+// notePodGone marks a pod deleted (removed) or terminating (deletionTimestamp set).
+func (e *Engine) notePodGone(namespace, name string, removed bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p := e.pods[namespace][name]; p != nil {
+		if removed {
+			p.deleted = true
+		} else {
+			p.terminating = true
+		}
+	}
 }
 
 func (e *Engine) since() float64 { return time.Since(e.started).Seconds() }

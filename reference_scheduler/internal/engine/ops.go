@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clienttesting "k8s.io/client-go/testing"
@@ -30,16 +32,37 @@ type CreateResult struct {
 // (the ones before it stay created). Pods are recorded with their creation time.
 func (e *Engine) Create(args CreateArgs) (*CreateResult, *protocol.Error) {
 	begin := time.Now()
+	e.wmu.Lock()
+	want, perr := e.create(args.Objects)
+	e.wmu.Unlock()
+	if perr != nil {
+		return nil, perr
+	}
+	if want > 0 {
+		// as kube-apiserver's clients see: a node created before a pod is known to the
+		// scheduler when the pod arrives (the fake delivers events asynchronously, and a pod
+		// tried before its node is in the cache waits out a backoff)
+		if perr := waitFor(e.ctx, time.Minute, func() bool { return e.sched.Cache.NodeCount() >= want }); perr != nil {
+			return nil, protocol.NewError(protocol.ErrInternal, fmt.Sprintf("engine.create: the scheduler's cache has %d nodes of %d created after a minute", e.sched.Cache.NodeCount(), want))
+		}
+	}
+	return &CreateResult{Created: len(args.Objects), Seconds: time.Since(begin).Seconds()}, nil
+}
+
+// create creates the objects (e.wmu held); want is the number of nodes the scheduler's cache
+// must hold before the create returns (0: no node was created).
+func (e *Engine) create(objects []json.RawMessage) (want int, perr *protocol.Error) {
 	nodes := 0
-	for i, raw := range args.Objects {
+	for i, raw := range objects {
 		obj, kind, gvr, perr := e.admit.Prepare(raw, i)
 		if perr != nil {
-			return nil, perr
+			return 0, perr
 		}
 		m, _ := meta.Accessor(obj)
 		ns, name := m.GetNamespace(), m.GetName()
 		switch kind {
 		case "Pod":
+			gated(obj.(*v1.Pod))
 			e.notePod(ns, name)
 		case "Node":
 			nodes++
@@ -58,20 +81,17 @@ func (e *Engine) Create(args CreateArgs) (*CreateResult, *protocol.Error) {
 			if meta.IsNoMatchError(err) {
 				kindOf = protocol.ErrUnsupported
 			}
-			return nil, &protocol.Error{Kind: kindOf, Message: fmt.Sprintf("objects[%d]: creating %s %s/%s: %v", i, kind, ns, name, err)}
+			if apierrors.IsAlreadyExists(err) {
+				kindOf = protocol.ErrConflict
+			}
+			return 0, &protocol.Error{Kind: kindOf, Message: fmt.Sprintf("objects[%d]: creating %s %s/%s: %v", i, kind, ns, name, err)}
 		}
 	}
-	if nodes > 0 {
-		// as kube-apiserver's clients see: a node created before a pod is known to the
-		// scheduler when the pod arrives (the fake delivers events asynchronously, and a pod
-		// tried before its node is in the cache waits out a backoff)
-		e.nodes += nodes
-		want := e.nodes
-		if perr := waitFor(e.ctx, time.Minute, func() bool { return e.sched.Cache.NodeCount() >= want }); perr != nil {
-			return nil, protocol.NewError(protocol.ErrInternal, fmt.Sprintf("engine.create: the scheduler's cache has %d nodes of %d created after a minute", e.sched.Cache.NodeCount(), want))
-		}
+	if nodes == 0 {
+		return 0, nil
 	}
-	return &CreateResult{Created: len(args.Objects), Seconds: time.Since(begin).Seconds()}, nil
+	e.nodes += nodes
+	return e.nodes, nil
 }
 
 func (e *Engine) notePod(namespace, name string) {
@@ -100,6 +120,8 @@ type DeleteArgs struct {
 // Delete deletes objects through the clientset, in order; it stops at the first one missing.
 func (e *Engine) Delete(args DeleteArgs) (*CreateResult, *protocol.Error) {
 	begin := time.Now()
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
 	for i, ref := range args.Refs {
 		gvr, namespaced, ok := world.KindResource(ref.Kind)
 		if !ok {
@@ -193,11 +215,13 @@ type StatsArgs struct {
 // PodRecord is one pod's creation and binding times (seconds since the engine started;
 // bound null: not bound).
 type PodRecord struct {
-	Namespace string   `json:"namespace"`
-	Name      string   `json:"name"`
-	Created   float64  `json:"created"`
-	Bound     *float64 `json:"bound"`
-	Node      string   `json:"node,omitempty"`
+	Namespace   string   `json:"namespace"`
+	Name        string   `json:"name"`
+	Created     float64  `json:"created"`
+	Bound       *float64 `json:"bound"`
+	Node        string   `json:"node,omitempty"`
+	Deleted     bool     `json:"deleted,omitempty"`     // removed from the store
+	Terminating bool     `json:"terminating,omitempty"` // deletionTimestamp set, still stored
 }
 
 // StatsResult is the reply to engine.stats.
@@ -207,8 +231,9 @@ type StatsResult struct {
 	GOMAXPROCS int         `json:"gomaxprocs"`
 	NumCPU     int         `json:"numCPU"`
 	Goroutines int         `json:"goroutines"`
-	Bound      int         `json:"bound"` // pods bound, every namespace
-	Pods       []PodRecord `json:"pods"`  // the pods of the namespaces asked for, by creation time
+	Bound      int         `json:"bound"`  // pods bound, every namespace
+	Pods       []PodRecord `json:"pods"`   // the pods of the namespaces asked for, by creation time
+	Errors     []string    `json:"errors"` // what background ops (churn, deletePods) could not do
 }
 
 // Stats reports the clock, CPU time, and the pods of the namespaces asked for.
@@ -218,9 +243,11 @@ func (e *Engine) Stats(args StatsArgs) *StatsResult {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	res.Bound = e.total
+	res.Errors = append([]string{}, e.errors...)
 	for _, ns := range args.Namespaces {
 		for name, p := range e.pods[ns] {
-			r := PodRecord{Namespace: ns, Name: name, Created: p.created, Node: p.node}
+			r := PodRecord{Namespace: ns, Name: name, Created: p.created, Node: p.node,
+				Deleted: p.deleted, Terminating: p.terminating && !p.deleted}
 			if p.bound > 0 {
 				b := p.bound
 				r.Bound = &b
@@ -236,4 +263,21 @@ func (e *Engine) Stats(args StatsArgs) *StatsResult {
 		return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
 	})
 	return res
+}
+
+// gated sets the condition kube-apiserver's pod strategy sets when a pod is created with
+// scheduling gates (PodScheduled=False, reason SchedulingGated): a barrier with
+// stageRequirement Attempted counts such a pod as attempted, as upstream's does.
+func gated(pod *v1.Pod) {
+	if len(pod.Spec.SchedulingGates) == 0 {
+		return
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.PodScheduled {
+			return
+		}
+	}
+	pod.Status.Conditions = append(pod.Status.Conditions, v1.PodCondition{Type: v1.PodScheduled,
+		Status: v1.ConditionFalse, Reason: v1.PodReasonSchedulingGated,
+		Message: "Scheduling is blocked due to non-empty scheduling gates"})
 }

@@ -99,3 +99,43 @@ func (a *Admitter) Forget(kind string, obj runtime.Object) {
 func Describe(cfg *config.KubeSchedulerConfiguration, sched *scheduler.Scheduler) *protocol.ConfigResult {
 	return describe(cfg, sched)
 }
+
+// PrepareUpdate decodes objects[index] as the new version of a stored object and fills what
+// an API server keeps or sets on an update (uid, creation timestamp, defaults, pod phase, QoS
+// class). stored looks the current object up; a missing one is not_found. A pod whose new
+// version has no spec.nodeName keeps the stored one (a bound pod stays bound).
+func (a *Admitter) PrepareUpdate(raw json.RawMessage, index int,
+	stored func(gvr schema.GroupVersionResource, ns, name string) (runtime.Object, error),
+) (runtime.Object, runtime.Object, string, schema.GroupVersionResource, *protocol.Error) {
+	obj, info, perr := decode(raw, index)
+	if perr != nil {
+		return nil, nil, "", schema.GroupVersionResource{}, perr
+	}
+	m, _ := meta.Accessor(obj)
+	ns := m.GetNamespace()
+	if !info.namespaced {
+		ns = ""
+	} else if ns == "" {
+		ns = "default"
+	}
+	kind := kindOf(obj)
+	old, err := stored(info.gvr, ns, m.GetName())
+	if err != nil {
+		return nil, nil, "", schema.GroupVersionResource{}, protocol.NewError(protocol.ErrNotFound,
+			"objects["+strconv.Itoa(index)+"]: "+kind+" "+key(ns, m.GetName())+" not found")
+	}
+	if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName == "" {
+		pod.Spec.NodeName = old.(*v1.Pod).Spec.NodeName
+	}
+	if perr := a.w.fillServerFields(obj, info, old); perr != nil {
+		perr.Message = "objects[" + strconv.Itoa(index) + "]: " + perr.Message
+		return nil, nil, "", schema.GroupVersionResource{}, perr
+	}
+	switch kind {
+	case "Namespace":
+		_ = a.nsIdx.Update(obj)
+	case "PriorityClass":
+		_ = a.pcIdx.Update(obj)
+	}
+	return obj, old, kind, info.gvr, nil
+}
