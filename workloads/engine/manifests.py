@@ -12,7 +12,7 @@ from workloads.config.ops import CreateNodes, CreatePods
 from workloads.ops.defaults import DEFAULT_NODE, DEFAULT_POD
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.ops.factories import prepared_node_labels
-from workloads.ops.manifests import CLUSTER_SCOPED, metadata_of
+from workloads.ops.manifests import CLUSTER_SCOPED, check_scope, metadata_of
 from workloads.ops.templates import TemplateFile
 
 __all__ = ["ENGINE_KINDS", "AnyManifests", "NameGenerator", "NodeManifests", "PodManifests",
@@ -194,14 +194,9 @@ class AnyManifests:
         where = f"{self.where} (Index {index})" if not self.source.is_static else self.where
         m = self.source.manifest(index, count)
         kind = self._kind(m, where)
-        scoped = kind in CLUSTER_SCOPED
         ns = self.namespace
-        if scoped and ns:
-            raise WorkloadError(f'namespace "{ns}" set for "{self.where}", but "{kind}" has '
-                                'scope "root"')
-        if not scoped and not ns:
-            raise WorkloadError(f'namespace not set for "{self.where}", but "{kind}" has scope '
-                                '"namespace"')
+        check_scope(kind, ns, self.where)
+        scoped = kind in CLUSTER_SCOPED
         meta = {k: v for k, v in metadata_of(m).items() if k != "namespace"}
         if not meta.get("name"):
             prefix = meta.get("generateName") or ""

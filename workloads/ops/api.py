@@ -29,6 +29,7 @@ from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.ops.manifests import (
     CLUSTER_SCOPED,
     PodFlags,
+    check_scope,
     metadata_of,
     parse_typed,
     unsupported_kind_reason,
@@ -36,6 +37,7 @@ from workloads.ops.manifests import (
 )
 
 __all__ = ["FakeApi"]
+
 
 
 class FakeApi:
@@ -146,13 +148,7 @@ class FakeApi:
         reason = unsupported_kind_reason(kind)
         if reason:
             raise UnsupportedWorkload(f"{source}: {reason}")
-        scoped = kind in CLUSTER_SCOPED
-        if scoped and namespace:
-            raise WorkloadError(f'namespace "{namespace}" set for "{source}", but "{kind}" '
-                                'has scope "root"')
-        if not scoped and not namespace:
-            raise WorkloadError(f'namespace not set for "{source}", but "{kind}" has scope '
-                                '"namespace"')
+        check_scope(kind, namespace, source)
         meta = metadata_of(manifest)
         name = meta.get("name")
         if not name:
@@ -170,7 +166,7 @@ class FakeApi:
                                           lambda n: (f"{namespace}/{n}" if namespace else n)
                                           in store)
         manifest = {**manifest, "metadata": {**meta, "name": name}}
-        if not scoped:
+        if kind not in CLUSTER_SCOPED:
             manifest["metadata"]["namespace"] = namespace
         if kind == "Pod":
             obj = parse_typed(Pod.from_manifest, manifest, source, default_namespace=namespace)

@@ -17,6 +17,7 @@ __all__ = [
     "CLUSTER_SCOPED",
     "HOSTNAME_LABEL",
     "PodFlags",
+    "check_scope",
     "load_yaml_text",
     "metadata_of",
     "parse_typed",
@@ -80,3 +81,15 @@ def volume_reason(pod: Pod, source: str = "") -> str:
     kinds = ", ".join(pod.spec.unsupported_volumes)
     return (f"{where}pod volumes of kind {kinds} need PersistentVolumeClaim/CSI objects, "
             "which are not modelled by scheduler_core")
+
+
+def check_scope(kind: str, namespace: str | None, source: str) -> None:
+    """WorkloadError when the op's ``namespace`` does not suit ``kind``'s scope (set for a
+    cluster-scoped kind, missing for a namespaced one), as upstream's createAny says it."""
+    scoped = kind in CLUSTER_SCOPED
+    if scoped and namespace:
+        raise WorkloadError(f'namespace "{namespace}" set for "{source}", but "{kind}" has '
+                            'scope "root"')
+    if not scoped and not namespace:
+        raise WorkloadError(f'namespace not set for "{source}", but "{kind}" has scope '
+                            '"namespace"')
