@@ -31,6 +31,7 @@ from workloads.ops.manifests import (
     PodFlags,
     metadata_of,
     parse_typed,
+    pod_group_reason,
     unsupported_kind_reason,
     volume_reason,
 )
@@ -176,6 +177,8 @@ class FakeApi:
             obj = parse_typed(Pod.from_manifest, manifest, source, default_namespace=namespace)
             if obj.spec.unsupported_volumes:
                 raise UnsupportedWorkload(volume_reason(obj, source))
+            if obj.spec.pod_group:
+                raise UnsupportedWorkload(pod_group_reason(obj, source))
             return obj
         return parse_typed(parse_object, manifest, source)
 
