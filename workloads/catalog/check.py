@@ -250,12 +250,14 @@ def check_workload(test_case: TestCase, workload: Workload, *,
         return run
 
     run = checker.scheduler(lambda: make_run(test_case))
-    if run is None and checker.result.unsupported is None:  # the ops with the default config
+    if run is None:  # the ops with the default config (the config is bad or unsupported)
         run = checker.scheduler(lambda: make_run(
             dataclasses.replace(test_case, scheduler_config_path=None)))
     if run is not None:
         for index, op in enumerate(ops):
             checker.op(run, index, op)
+        if checker.result.unsupported is None:
+            checker.result.unsupported = run.gates.unsupported
     if checker.result.problems:
         checker.result.problems.sort(key=lambda e: e.line or 0)
     return checker.result
