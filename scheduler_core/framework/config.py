@@ -373,17 +373,28 @@ def build_frameworks(cfg: SchedulerConfig, handle: Handle | None) -> dict[str, F
     return out
 
 
-def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str, Any],
-                   handle: Handle | None, adapter: Any) -> Framework:
-    def err(field_: str, problem: str) -> ConfigError:
-        return ConfigError(problem, field=field_, source=cfg.source)
-
+def _check_implemented(cfg: SchedulerConfig, prof: ProfileConfig, names: dict[str, str],
+                       registry: dict[str, Any]) -> None:
+    """UnsupportedConfigError for a valid profile needing what the core does not implement:
+    PlacementGenerate plugins, or an upstream plugin of :data:`UNIMPLEMENTED_PLUGINS`."""
     if prof.placement_generate.enabled:
         generators = ", ".join(r.name for r in prof.placement_generate.enabled)
         raise UnsupportedConfigError(
             f"PlacementGenerate plugins ({generators}) generate placements for pod groups "
             "(topology-aware workload scheduling), which scheduler_core does not implement "
             "yet", field=f"{prof.path}.plugins.placementGenerate", source=cfg.source)
+    for pname, where in names.items():
+        if pname not in registry and pname in UNIMPLEMENTED_PLUGINS:
+            raise UnsupportedConfigError(
+                f'plugin "{pname}" ({UNIMPLEMENTED_PLUGINS[pname]}) is an upstream plugin '
+                "that scheduler_core does not implement yet", field=where, source=cfg.source)
+
+
+def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str, Any],
+                   handle: Handle | None, adapter: Any) -> Framework:
+    def err(field_: str, problem: str) -> ConfigError:
+        return ConfigError(problem, field=field_, source=cfg.source)
+
     default_mp = PluginSetConfig([PluginRef(n, w) for n, w in DEFAULT_MULTIPOINT
                                   if n in registry])
     multi = _merge(default_mp, prof.multi_point)
@@ -397,6 +408,7 @@ def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str
         key = next(k for k, v in _POINT_KEYS.items() if v == pt)
         for ref in pset.enabled:
             names.setdefault(ref.name, f"{prof.path}.plugins.{key}")
+    _check_implemented(cfg, prof, names, registry)
     for pname in prof.plugin_args:
         if pname not in registry:
             raise err(prof.plugin_args[pname]["__path__"].rsplit(".args", 1)[0] + ".name",
@@ -404,10 +416,6 @@ def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str
     instances: dict[str, Any] = {}
     for pname, where in names.items():
         cls = registry.get(pname)
-        if cls is None and pname in UNIMPLEMENTED_PLUGINS:
-            raise UnsupportedConfigError(
-                f'plugin "{pname}" ({UNIMPLEMENTED_PLUGINS[pname]}) is an upstream plugin '
-                "that scheduler_core does not implement yet", field=where, source=cfg.source)
         if cls is None:
             raise err(where, f'unknown plugin "{pname}" (known: {", ".join(sorted(registry))})')
         args = dict(prof.plugin_args.get(pname, {}))
