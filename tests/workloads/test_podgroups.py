@@ -6,6 +6,7 @@ if the group fields were absent)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -379,3 +380,14 @@ def test_upstream_batching_runs_only_with_opportunistic_batching_off():
                 assert reason and "OpportunisticBatching=true" in reason
             else:
                 assert reason is None, reason
+
+
+def test_list_shows_upstream_gang_workloads_unsupported_with_the_reason():
+    config = require_shared(NEXT_DIR / "podgroup" / "gangscheduling" / "performance-config.yaml")
+    result = CliRunner().invoke(cli, ["list", "--config", str(config), "--format", "json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert len(rows) == 16
+    assert {r["supported"] for r in rows} == {"no"}
+    assert all(POD_GROUP_REASON in r["reason"] for r in rows)
