@@ -24,6 +24,7 @@ __all__ = [
     "NotFoundError",
     "SchedulerCoreError",
     "UnknownSchedulerError",
+    "UnsupportedConfigError",
 ]
 
 
@@ -84,6 +85,11 @@ class ConfigError(SchedulerCoreError, ValueError):
         parts = [p for p in (source, field) if p]
         parts.append(problem)
         super().__init__(": ".join(parts))
+
+
+class UnsupportedConfigError(ConfigError):
+    """A valid scheduler configuration that needs something the core does not implement
+    (a workload using it is unsupported, not bad input)."""
 
 
 class ClusterError(SchedulerCoreError):

@@ -8,6 +8,7 @@ from scheduler_core.api.affinity import (
     WeightedPodAffinityTerm,
 )
 from scheduler_core.api.manifest import (
+    GROUP_KINDS,
     MODELLED_KINDS,
     UNMODELLED_KINDS,
     UnsupportedKindError,
@@ -16,6 +17,7 @@ from scheduler_core.api.manifest import (
 from scheduler_core.api.node import ImageState, Node
 from scheduler_core.api.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from scheduler_core.api.pod import DEFAULT_SCHEDULER_NAME, Container, HostPort, Pod, PodSpec
+from scheduler_core.api.podgroup import CompositePodGroup, PodGroup
 from scheduler_core.api.quantity import Quantity, parse_quantity
 from scheduler_core.api.selectors import (
     LabelRequirement,
@@ -29,9 +31,11 @@ from scheduler_core.api.selectors import (
 
 __all__ = [
     "DEFAULT_SCHEDULER_NAME",
+    "GROUP_KINDS",
     "MODELLED_KINDS",
     "UNMODELLED_KINDS",
     "Affinity",
+    "CompositePodGroup",
     "Container",
     "HostPort",
     "ImageState",
@@ -45,6 +49,7 @@ __all__ = [
     "Pod",
     "PodAffinityTerm",
     "PodDisruptionBudget",
+    "PodGroup",
     "PodSpec",
     "PriorityClass",
     "Quantity",

@@ -7,11 +7,14 @@ from typing import Any
 from scheduler_core.api.node import Node
 from scheduler_core.api.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from scheduler_core.api.pod import Pod
+from scheduler_core.api.podgroup import CompositePodGroup, PodGroup
 from scheduler_core.errors import ManifestError
 
-__all__ = ["MODELLED_KINDS", "UNMODELLED_KINDS", "UnsupportedKindError", "parse_object"]
+__all__ = ["GROUP_KINDS", "MODELLED_KINDS", "UNMODELLED_KINDS", "UnsupportedKindError",
+           "parse_object"]
 
-ApiObject = Node | Pod | Namespace | PriorityClass | PodDisruptionBudget | Service
+ApiObject = (Node | Pod | Namespace | PriorityClass | PodDisruptionBudget | Service | PodGroup
+             | CompositePodGroup)
 
 _PARSERS: dict[str, Any] = {
     "Node": Node.from_manifest,
@@ -22,12 +25,19 @@ _PARSERS: dict[str, Any] = {
     "Service": Service.from_manifest,
 }
 MODELLED_KINDS = tuple(_PARSERS)
+# Workload-aware scheduling kinds: parsed and validated, but not scheduled by the core yet (no
+# gang semantics); the workload layer reports runs creating them as unsupported.
+_GROUP_PARSERS: dict[str, Any] = {
+    "PodGroup": PodGroup.from_manifest,
+    "CompositePodGroup": CompositePodGroup.from_manifest,
+}
+GROUP_KINDS = tuple(_GROUP_PARSERS)
 # Real Kubernetes kinds that scheduler_perf workloads create but the core does not model.
 UNMODELLED_KINDS = (
     "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
     "CSIStorageCapacity", "VolumeAttachment", "ResourceClaim", "ResourceClaimTemplate",
     "DeviceClass", "ResourceSlice", "DeviceTaintRule", "Deployment", "ReplicaSet",
-    "StatefulSet", "Job", "ConfigMap", "Secret", "Workload", "PodGroup",
+    "StatefulSet", "Job", "ConfigMap", "Secret", "Workload",
 )
 
 
@@ -39,7 +49,7 @@ def parse_object(data: Any, *, source: str | None = None) -> ApiObject:
     if not isinstance(data, dict):
         raise ManifestError("expected a mapping (a Kubernetes object)", source=source)
     kind = data.get("kind")
-    parser = _PARSERS.get(kind) if isinstance(kind, str) else None
+    parser = (_PARSERS.get(kind) or _GROUP_PARSERS.get(kind)) if isinstance(kind, str) else None
     if parser is None:
         if kind in UNMODELLED_KINDS:
             raise UnsupportedKindError(f"kind {kind} is not modelled by scheduler_core",

@@ -40,14 +40,14 @@ _METADATA_IGNORED = ("creationTimestamp", "finalizers", "resourceVersion", "gene
 _SPEC_MODELLED = ("containers", "initContainers", "nodeName", "nodeSelector", "affinity",
                   "tolerations", "schedulerName", "priority", "priorityClassName",
                   "preemptionPolicy", "overhead", "topologySpreadConstraints", "schedulingGates",
-                  "volumes")
+                  "volumes", "schedulingGroup")
 _SPEC_IGNORED = ("restartPolicy", "terminationGracePeriodSeconds", "activeDeadlineSeconds",
                  "dnsPolicy", "serviceAccountName", "serviceAccount",
                  "automountServiceAccountToken", "hostNetwork", "hostPID", "hostIPC",
                  "shareProcessNamespace", "securityContext", "imagePullSecrets", "hostname",
                  "subdomain", "hostAliases", "dnsConfig", "readinessGates", "runtimeClassName",
                  "enableServiceLinks", "os", "hostUsers", "resourceClaims", "resources",
-                 "ephemeralContainers", "setHostnameAsFQDN", "schedulingGroup", "workloadRef")
+                 "ephemeralContainers", "setHostnameAsFQDN", "workloadRef")
 _CONTAINER_MODELLED = ("name", "image", "resources", "ports", "restartPolicy")
 _CONTAINER_IGNORED = ("command", "args", "workingDir", "env", "envFrom", "volumeMounts",
                       "volumeDevices", "livenessProbe", "readinessProbe", "startupProbe",
@@ -97,6 +97,9 @@ class PodSpec:
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
     unsupported_volumes: tuple[str, ...] = ()  # volume kinds the core does not model (PVC...)
+    # spec.schedulingGroup.podGroupName: the PodGroup the pod belongs to ("" for none); the
+    # core has no gang semantics yet, so the workload layer refuses to run such pods
+    pod_group: str = ""
     # the manifest's spec mapping, kept only under retain_spec_sources(True)
     source: dict[str, Any] | None = field(default=None, compare=False, repr=False)
     # derived, computed once in __post_init__
@@ -258,6 +261,18 @@ def _preempted(status: Fields) -> bool:
     return False
 
 
+def _pod_group(spec: Fields) -> str:
+    """``spec.schedulingGroup.podGroupName`` (required when schedulingGroup is set)."""
+    if not spec.has("schedulingGroup"):
+        return ""
+    group = spec.sub("schedulingGroup")
+    group.check_keys(("podGroupName",))
+    name = group.str("podGroupName", required=True)
+    if not name:
+        raise group.error("podGroupName", "must be non-empty")
+    return name
+
+
 def _timestamp(f: Fields, key: str) -> float | None:
     """An RFC 3339 time (``2024-05-01T10:00:00Z``) as seconds since the epoch."""
     raw = f.raw(key)
@@ -325,6 +340,7 @@ def parse_pod_spec(spec: Fields) -> PodSpec:
         topology_spread_constraints=spread,
         scheduling_gates=tuple(gates),
         unsupported_volumes=tuple(sorted(set(unsupported))),
+        pod_group=_pod_group(spec),
         source=spec.data if _RETAIN_SOURCES[0] else None,
     )
 

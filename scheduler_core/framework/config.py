@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from scheduler_core.errors import ConfigError
+from scheduler_core.errors import ConfigError, UnsupportedConfigError
 from scheduler_core.framework.interface import Handle
 from scheduler_core.framework.runtime import EXTENSION_POINTS, Framework, implements
 from scheduler_core.inputfile import (
@@ -76,11 +76,19 @@ _POINT_KEYS = {
     "postBind": "PostBind",
 }
 _TOP_KEYS = ("apiVersion", "kind", "profiles", "percentageOfNodesToScore",
+             "percentageOfPlacementsToScore",
              "podInitialBackoffSeconds", "podMaxBackoffSeconds", "pluginRegistry", "parallelism")
 _TOP_IGNORED = ("leaderElection", "clientConnection", "healthzBindAddress",
                 "metricsBindAddress", "enableProfiling", "enableContentionProfiling",
                 "extenders", "delayCacheUntilActive", "featureGates")
 MAX_WEIGHT = (2**63 - 1) // 100
+# upstream in-tree plugins of workload-aware scheduling that the core does not have: a
+# profile enabling one is unsupported (UnsupportedConfigError), not bad input
+UNIMPLEMENTED_PLUGINS = {
+    "GangScheduling": "gang scheduling of PodGroups",
+    "TopologyPlacement": "topology-aware placement of pod groups",
+    "NodePoolPlacement": "node-pool placement of pod groups",
+}
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -103,6 +111,9 @@ class ProfileConfig:
     multi_point: PluginSetConfig = field(default_factory=PluginSetConfig)
     points: dict[str, PluginSetConfig] = field(default_factory=dict)
     plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # plugins.placementGenerate (pod-group placements): parsed; enabling a plugin there makes
+    # the profile unsupported (the core has no PlacementGenerate extension point yet)
+    placement_generate: PluginSetConfig = field(default_factory=PluginSetConfig)
     path: str = "profiles[0]"
 
 
@@ -110,6 +121,9 @@ class ProfileConfig:
 class SchedulerConfig:
     profiles: list[ProfileConfig] = field(default_factory=lambda: [ProfileConfig()])
     percentage_of_nodes_to_score: int | None = None
+    # pod groups' placements scored (topology-aware workload scheduling): parsed and checked;
+    # it only applies to pod groups, which the core does not schedule yet
+    percentage_of_placements_to_score: int | None = None
     pod_initial_backoff_seconds: float = 1.0
     pod_max_backoff_seconds: float = 10.0
     plugin_registry: dict[str, str] = field(default_factory=dict)
@@ -159,6 +173,8 @@ def parse_config(data: Any, *, source: str | None = None) -> SchedulerConfig:
         raise err("kind", f'expected "KubeSchedulerConfiguration", got "{kind}"')
     cfg = SchedulerConfig(source=source)
     cfg.percentage_of_nodes_to_score = _percentage(data, "percentageOfNodesToScore", "", err)
+    cfg.percentage_of_placements_to_score = _percentage(data, "percentageOfPlacementsToScore",
+                                                        "", err)
     for key, attr in (("podInitialBackoffSeconds", "pod_initial_backoff_seconds"),
                       ("podMaxBackoffSeconds", "pod_max_backoff_seconds")):
         if key in data:
@@ -231,11 +247,14 @@ def _parse_profile(data: Any, path: str, err: Any, count: int) -> ProfileConfig:
     plugins = data.get("plugins") or {}
     if not isinstance(plugins, dict):
         raise err(f"{path}.plugins", "expected a mapping of extension points")
-    _check_keys(plugins, f"{path}.plugins", (*_POINT_KEYS, "multiPoint"), err)
+    _check_keys(plugins, f"{path}.plugins", (*_POINT_KEYS, "multiPoint", "placementGenerate"),
+                err)
     for key, value in plugins.items():
         pset = _parse_plugin_set(value, f"{path}.plugins.{key}", err)
         if key == "multiPoint":
             prof.multi_point = pset
+        elif key == "placementGenerate":
+            prof.placement_generate = pset
         else:
             prof.points[_POINT_KEYS[key]] = pset
     configs = data.get("pluginConfig") or []
@@ -354,6 +373,23 @@ def build_frameworks(cfg: SchedulerConfig, handle: Handle | None) -> dict[str, F
     return out
 
 
+def _check_implemented(cfg: SchedulerConfig, prof: ProfileConfig, names: dict[str, str],
+                       registry: dict[str, Any]) -> None:
+    """UnsupportedConfigError for a valid profile needing what the core does not implement:
+    PlacementGenerate plugins, or an upstream plugin of :data:`UNIMPLEMENTED_PLUGINS`."""
+    if prof.placement_generate.enabled:
+        generators = ", ".join(r.name for r in prof.placement_generate.enabled)
+        raise UnsupportedConfigError(
+            f"PlacementGenerate plugins ({generators}) generate placements for pod groups "
+            "(topology-aware workload scheduling), which scheduler_core does not implement "
+            "yet", field=f"{prof.path}.plugins.placementGenerate", source=cfg.source)
+    for pname, where in names.items():
+        if pname not in registry and pname in UNIMPLEMENTED_PLUGINS:
+            raise UnsupportedConfigError(
+                f'plugin "{pname}" ({UNIMPLEMENTED_PLUGINS[pname]}) is an upstream plugin '
+                "that scheduler_core does not implement yet", field=where, source=cfg.source)
+
+
 def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str, Any],
                    handle: Handle | None, adapter: Any) -> Framework:
     def err(field_: str, problem: str) -> ConfigError:
@@ -372,6 +408,7 @@ def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str
         key = next(k for k, v in _POINT_KEYS.items() if v == pt)
         for ref in pset.enabled:
             names.setdefault(ref.name, f"{prof.path}.plugins.{key}")
+    _check_implemented(cfg, prof, names, registry)
     for pname in prof.plugin_args:
         if pname not in registry:
             raise err(prof.plugin_args[pname]["__path__"].rsplit(".args", 1)[0] + ".name",

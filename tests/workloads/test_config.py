@@ -209,7 +209,8 @@ ERRORS = [
     pytest.param(BASIC.replace("opcode: createNodes", "opcode: createNode"),
                  'misc/performance-config.yaml:4: SchedulingBasic: workloadTemplate[0].opcode: '
                  'unknown opcode "createNode", must be one of allocResourceClaims, barrier, '
-                 'churn, createAny, createNamespaces, createNodes, createPodSets, createPods, '
+                 'churn, createAny, createCompositePodGroups, createNamespaces, createNodes, '
+                 'createPodGroups, createPodSets, createPods, '
                  'createResourceClaims, createResourceDriver, deletePods, sleep, '
                  'startCollectingMetrics, stopCollectingMetrics, updateAny, waitForPodGroups',
                  id="unknown-opcode"),

@@ -221,6 +221,13 @@ def _sample(run: Run, op: Op, prepared: Any) -> None:
                           else op.namespace or "", index=0)
 
 
+def _checkable(test_case: TestCase) -> bool:
+    """Whether every unsupported op of the test case can still be checked deeply (it has a
+    prepare step that validates its objects, as createPodGroups does)."""
+    return all(type(op) in PREPARE for op in test_case.workload_template
+               if op.unsupported_reason)
+
+
 def check_workload(test_case: TestCase, workload: Workload, *,
                    memory: int | None = None) -> WorkloadCheck:
     """Every problem of one workload (module docstring); ``memory`` is the bytes available
@@ -228,7 +235,8 @@ def check_workload(test_case: TestCase, workload: Workload, *,
     checker = _Checker(test_case, workload)
     if test_case.unsupported_reason:
         checker.result.unsupported = test_case.unsupported_reason
-        return checker.result
+        if not _checkable(test_case):
+            return checker.result
     ops, errors = resolve_collect(test_case, workload)
     if errors:
         checker.result.problems.extend(errors)
@@ -242,12 +250,14 @@ def check_workload(test_case: TestCase, workload: Workload, *,
         return run
 
     run = checker.scheduler(lambda: make_run(test_case))
-    if run is None and checker.result.unsupported is None:  # the ops with the default config
+    if run is None:  # the ops with the default config (the config is bad or unsupported)
         run = checker.scheduler(lambda: make_run(
             dataclasses.replace(test_case, scheduler_config_path=None)))
     if run is not None:
         for index, op in enumerate(ops):
             checker.op(run, index, op)
+        if checker.result.unsupported is None:
+            checker.result.unsupported = run.gates.unsupported
     if checker.result.problems:
         checker.result.problems.sort(key=lambda e: e.line or 0)
     return checker.result

@@ -20,6 +20,7 @@ from workloads.config.ops import (
     StopCollectingMetrics,
     UpdateAny,
 )
+from workloads.config.ops_groups import CreateCompositePodGroups, CreatePodGroups
 from workloads.config.ops_unsupported import (
     AllocResourceClaims,
     CreateResourceClaims,
@@ -31,9 +32,10 @@ from workloads.config.yaml_lines import LineDict
 __all__ = ["OPS", "decode_op"]
 
 OPS: dict[str, type[Op]] = {cls.opcode: cls for cls in (
-    AllocResourceClaims, Barrier, Churn, CreateAny, CreateNamespaces, CreateNodes, CreatePodSets,
-    CreatePods, CreateResourceClaims, CreateResourceDriver, DeletePods, Sleep,
-    StartCollectingMetrics, StopCollectingMetrics, UpdateAny, WaitForPodGroups)}
+    AllocResourceClaims, Barrier, Churn, CreateAny, CreateCompositePodGroups, CreateNamespaces,
+    CreateNodes, CreatePodGroups, CreatePodSets, CreatePods, CreateResourceClaims,
+    CreateResourceDriver, DeletePods, Sleep, StartCollectingMetrics, StopCollectingMetrics,
+    UpdateAny, WaitForPodGroups)}
 
 
 def decode_op(scope: Scope, node: Any, yaml_path: str, line: int | None) -> Op | None:

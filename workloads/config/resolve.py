@@ -36,6 +36,7 @@ from workloads.config.ops import (
     Sleep,
     UpdateAny,
 )
+from workloads.config.ops_groups import CreateCompositePodGroups
 from workloads.config.ops_unsupported import CreateResourceDriver
 
 if TYPE_CHECKING:
@@ -46,6 +47,10 @@ __all__ = ["INT64_MAX", "MAX_POD_SETS", "resolve", "resolve_collect"]
 INT64_MAX = 2**63 - 1  # upstream's counts are Go ints
 INT64_MIN = -(2**63)
 MAX_POD_SETS = 100_000  # createPodSets is unrolled into this many createPods ops at most
+# createCompositePodGroups' tree form: (YAML key of the ...Param field, attribute)
+_TREE_PARAMS = (("rootCountParam", "root_count"),
+                ("childrenCompositePodGroupsPerCPGParam", "children_composite_pod_groups_per_cpg"),
+                ("childrenPodGroupsPerCPGParam", "children_pod_groups_per_cpg"))
 
 class _Resolver:
     def __init__(self, test_case: TestCase, workload: Workload) -> None:
@@ -163,6 +168,11 @@ class _Resolver:
             changes["max_claims_per_node"] = self.number(
                 op, "maxClaimsPerNodeParam", op.max_claims_per_node_param,
                 op.max_claims_per_node)
+        if isinstance(op, CreateCompositePodGroups):
+            for key, attr in _TREE_PARAMS:
+                ref = getattr(op, f"{attr}_param")
+                if ref:
+                    changes[attr] = self.number(op, key, ref, getattr(op, attr))
         template_params = getattr(op, "template_params", None)
         if template_params:
             changes["template_params"] = self.template_params(op, template_params)
@@ -192,6 +202,10 @@ class _Resolver:
                 key = "durationParam" if op.duration_param else "duration"
                 self.error(op, key, "when creating pods in a steady state, the test duration "
                            "must be > 0")
+        if isinstance(op, CreateCompositePodGroups):
+            for key, attr in _TREE_PARAMS:
+                if getattr(op, attr) < 0 and getattr(op, f"{attr}_param"):
+                    self.error(op, key, f"must not be negative, got {getattr(op, attr)}")
         if (isinstance(op, CreateResourceDriver) and op.max_claims_per_node < 0
                 and op.max_claims_per_node_param):
             self.error(op, "maxClaimsPerNodeParam",

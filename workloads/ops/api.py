@@ -32,6 +32,7 @@ from workloads.ops.manifests import (
     check_scope,
     metadata_of,
     parse_typed,
+    pod_group_reason,
     unsupported_kind_reason,
     volume_reason,
 )
@@ -172,6 +173,8 @@ class FakeApi:
             obj = parse_typed(Pod.from_manifest, manifest, source, default_namespace=namespace)
             if obj.spec.unsupported_volumes:
                 raise UnsupportedWorkload(volume_reason(obj, source))
+            if obj.spec.pod_group:
+                raise UnsupportedWorkload(pod_group_reason(obj, source))
             return obj
         return parse_typed(parse_object, manifest, source)
 

@@ -18,9 +18,11 @@ from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.ops.manifests import (
     HOSTNAME_LABEL,
     PodFlags,
+    manifest_pod_group,
     metadata_of,
     parse_typed,
     pod_flags,
+    pod_group_reason,
     unsupported_kind_reason,
     volume_reason,
 )
@@ -52,13 +54,17 @@ class PodFactory:
         self._check(manifest, where)
         if source is None or source.is_static:
             pod = parse_typed(Pod.from_manifest, manifest, where, default_namespace=namespace)
-            if pod.spec.unsupported_volumes:
-                raise UnsupportedWorkload(volume_reason(pod, where))
+            _check_pod(pod, where)
             meta = metadata_of(manifest)
             self.base = pod
             self.fixed_name = meta.get("name") or ""
             self.prefix = meta.get("generateName") or ""
             self.flags = pod_flags(manifest)
+        elif manifest_pod_group(manifest) is not None:
+            # pods in a PodGroup: found when preparing (schedperf list), after a strict parse
+            # (a typo in the group fields is bad input, not "unsupported")
+            _check_pod(parse_typed(Pod.from_manifest, manifest, where,
+                                   default_namespace=namespace), where)
 
     def _check(self, manifest: Any, where: str) -> None:
         _check_kind(manifest, where, "Pod")
@@ -84,8 +90,7 @@ class PodFactory:
         self._check(manifest, where)
         meta = metadata_of(manifest)
         pod = parse_typed(Pod.from_manifest, manifest, where, default_namespace=ns)
-        if pod.spec.unsupported_volumes:
-            raise UnsupportedWorkload(volume_reason(pod, where))
+        _check_pod(pod, where)
         if not meta.get("name"):
             pod.name = self.api.pod_name(ns, meta.get("generateName") or "")
             if not meta.get("uid"):
@@ -93,6 +98,14 @@ class PodFactory:
         pod.namespace = ns
         pod.labels["signature"] = f"signature-label-{index // self.batch}"
         return pod, pod_flags(manifest)
+
+
+def _check_pod(pod: Pod, where: str) -> None:
+    """A pod the core cannot schedule as upstream would makes the workload unsupported."""
+    if pod.spec.unsupported_volumes:
+        raise UnsupportedWorkload(volume_reason(pod, where))
+    if pod.spec.pod_group:
+        raise UnsupportedWorkload(pod_group_reason(pod, where))
 
 
 def prepared_node_labels(labels: dict[str, str], name: str, index: int,

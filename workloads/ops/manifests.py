@@ -11,6 +11,7 @@ import yaml
 from scheduler_core.api import UNMODELLED_KINDS, Pod, UnsupportedKindError
 from scheduler_core.errors import SchedulerCoreError
 from scheduler_core.inputfile import MAX_EXPANDED_VALUES, expanded_size
+from workloads.config.ops_groups import COMPOSITE_POD_GROUP_REASON, POD_GROUP_REASON
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 
 __all__ = [
@@ -19,9 +20,11 @@ __all__ = [
     "PodFlags",
     "check_scope",
     "load_yaml_text",
+    "manifest_pod_group",
     "metadata_of",
     "parse_typed",
     "pod_flags",
+    "pod_group_reason",
     "unsupported_kind_reason",
     "volume_reason",
 ]
@@ -49,10 +52,32 @@ def load_yaml_text(text: str, source: str) -> Any:
         raise WorkloadError(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
 
 
+_GROUP_REASONS = {"PodGroup": POD_GROUP_REASON, "CompositePodGroup": COMPOSITE_POD_GROUP_REASON}
+
+
 def unsupported_kind_reason(kind: Any) -> str | None:
     if kind in UNMODELLED_KINDS:
         return f"kind {kind} is not modelled by scheduler_core"
+    if isinstance(kind, str) and kind in _GROUP_REASONS:
+        return f"kind {kind}: {_GROUP_REASONS[kind]}"
     return None
+
+
+def pod_group_reason(pod: Pod, source: str = "") -> str:
+    """Why a pod naming a PodGroup (``spec.schedulingGroup``) cannot run."""
+    where = f"{source}: " if source else ""
+    return (f"{where}pod spec.schedulingGroup.podGroupName ({pod.spec.pod_group}): "
+            f"{POD_GROUP_REASON}")
+
+
+def manifest_pod_group(m: Any) -> str | None:
+    """``spec.schedulingGroup.podGroupName`` of an unparsed pod manifest, if set."""
+    spec = m.get("spec") if isinstance(m, dict) else None
+    group = spec.get("schedulingGroup") if isinstance(spec, dict) else None
+    if group is None:
+        return None
+    name = group.get("podGroupName") if isinstance(group, dict) else None
+    return str(name) if name else "?"
 
 
 def metadata_of(m: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from workloads.config.ops import (
     StopCollectingMetrics,
     UpdateAny,
 )
+from workloads.config.ops_groups import CreateCompositePodGroups, CreatePodGroups
 from workloads.ops.create import (
     prepare_create_any,
     prepare_create_namespaces,
@@ -45,6 +46,10 @@ from workloads.ops.flow import (
     run_start_collecting,
     run_stop_collecting,
 )
+from workloads.ops.groups import (
+    prepare_create_composite_pod_groups,
+    prepare_create_pod_groups,
+)
 
 __all__ = ["PREPARE", "RUN"]
 
@@ -55,6 +60,9 @@ PREPARE: dict[type, Callable[..., Any]] = {
     CreateAny: prepare_create_any,
     UpdateAny: prepare_update_any,
     Churn: prepare_churn,
+    # validated, then unsupported (no gang semantics yet): no RUN entry
+    CreatePodGroups: prepare_create_pod_groups,
+    CreateCompositePodGroups: prepare_create_composite_pod_groups,
 }
 RUN: dict[type, Callable[..., None]] = {
     CreateNodes: run_create_nodes,

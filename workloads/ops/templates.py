@@ -41,12 +41,13 @@ class TemplateFile:
     def is_static(self) -> bool:
         return self.template.is_static
 
-    def manifest(self, index: int, count: int) -> Any:
+    def manifest(self, index: int, count: int, *, extra: Mapping[str, Any] | None = None) -> Any:
         """The parsed object for ``index``; a static template's shared object (do not mutate
-        it: deep-copy first)."""
+        it: deep-copy first). ``extra`` adds template variables (createCompositePodGroups'
+        ``.Level`` ...)."""
         if self.template.is_static:
             return self.static
-        data = {**self.params, "Index": index, "Count": count}
+        data = {**self.params, **(extra or {}), "Index": index, "Count": count}
         try:
             text = self.template.render(data)
         except TemplateError as exc:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from scheduler_core.cluster.store import Cluster
-from scheduler_core.errors import SchedulerCoreError
+from scheduler_core.errors import SchedulerCoreError, UnsupportedConfigError
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks, load_config
 from scheduler_core.scheduler import Scheduler
 from workloads.config import Op, TestCase, Workload
@@ -72,7 +72,10 @@ class Run:
             self.recorder.enabled = False  # the scheduler then never reads the clock
         self.gates = FeatureGates.of(workload)
         self.decisions = DecisionLog() if options.record_decisions else None
-        self.scheduler = self._build_scheduler()
+        try:
+            self.scheduler = self._build_scheduler()
+        except UnsupportedConfigError as exc:
+            raise UnsupportedWorkload(f"scheduler config: {exc}") from None
         self.pods = PodBook()
         self.windows = Windows(test_case, workload, options, recorder=self.recorder,
                                scheduler=self.scheduler, pods=self.pods)
@@ -275,6 +278,8 @@ class Run:
                 raise UnsupportedWorkload(f"{op_label(i, op)}: {exc}") from None
             except WorkloadError as exc:
                 raise WorkloadError(f"{op_label(i, op)}: {exc}") from None
+        if self.gates.unsupported:
+            raise UnsupportedWorkload(self.gates.unsupported)
 
     def setup_end(self) -> int:
         """Index of the first op that opens a metrics collection (len(ops) if none)."""

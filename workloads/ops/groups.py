@@ -1,0 +1,68 @@
+"""Preparing createPodGroups and createCompositePodGroups: their templates are read and their
+objects rendered and parsed strictly (first and last index of each level), so that a typo is
+bad input; then the workload is reported unsupported (scheduler_core has no gang semantics
+yet: :mod:`workloads.config.ops_groups`). There is no run step.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scheduler_core.api import CompositePodGroup, PodGroup
+from workloads.config.ops_groups import CreateCompositePodGroups, CreatePodGroups
+from workloads.ops.errors import UnsupportedWorkload, WorkloadError
+from workloads.ops.manifests import metadata_of, parse_typed
+from workloads.ops.templates import TemplateFile
+
+if TYPE_CHECKING:
+    from workloads.ops.context import OpContext
+
+__all__ = ["prepare_create_composite_pod_groups", "prepare_create_pod_groups"]
+
+
+def _indices(count: int) -> list[int]:
+    return [0] if count <= 1 else [0, count - 1]
+
+
+def _check_object(kind: type, want: str, manifest: Any, where: str, namespace: str) -> None:
+    if not isinstance(manifest, dict):
+        raise WorkloadError(f"{where}: expected a {want} manifest (a mapping)")
+    got = manifest.get("kind")
+    if got != want:
+        raise WorkloadError(f'{where}: expected kind "{want}", got "{got}"')
+    ns = metadata_of(manifest).get("namespace")
+    if ns and ns != namespace:
+        raise WorkloadError(f"{where}: the namespace of the provided object ({ns}) does not "
+                            f"match the namespace sent on the request ({namespace})")
+    parse_typed(kind.from_manifest, {**manifest, "metadata": {
+        **metadata_of(manifest), "namespace": namespace}}, where)
+
+
+def prepare_create_pod_groups(ctx: OpContext, index: int, op: CreatePodGroups) -> None:
+    assert op.template_path is not None  # decode requires it
+    tf = TemplateFile(op.template_path, op.template_params)
+    for i in _indices(op.count):
+        _check_object(PodGroup, "PodGroup", tf.manifest(i, op.count),
+                      f"{tf.source} (Index {i})", op.namespace)
+    raise UnsupportedWorkload(op.unsupported_reason or "")
+
+
+def prepare_create_composite_pod_groups(ctx: OpContext, index: int,
+                                        op: CreateCompositePodGroups) -> None:
+    assert op.template_path is not None
+    tf = TemplateFile(op.template_path, op.template_params)
+    for level, count in enumerate(op.level_sizes(), start=1):
+        for i in _indices(count):
+            if op.tree:
+                per_parent = max(op.children_composite_pod_groups_per_cpg, 1)
+                data = {"Level": level, "ParentLevel": level - 1,
+                        "ParentIndex": i // per_parent if level > 1 else 0,
+                        "ChildrenCount": op.children_count(level)}
+                manifest = tf.manifest(i, count, extra=data)
+                where = f"{tf.source} (Level {level}, Index {i})"
+            else:
+                manifest = tf.manifest(i, count)
+                where = f"{tf.source} (Index {i})"
+            _check_object(CompositePodGroup, "CompositePodGroup", manifest, where,
+                          op.namespace)
+    raise UnsupportedWorkload(op.unsupported_reason or "")
