@@ -215,8 +215,8 @@ def at(position: str, problem: str) -> str:
     return f"{SRC}:{position}: {problem}"
 
 
-RANGE_NOTE = "is not supported by this renderer (it implements if/else/end; upstream templates " \
-    "use no other)"
+UNSUPPORTED_NOTE = "is not supported by this renderer (it implements if, with, range, else and " \
+    "end; upstream templates use no other)"
 ERRORS: list[tuple[str, str, dict[str, Any] | None, str]] = [
     ("unknown function", "kind: Pod\nspec:\n  port: 8{{ modd .Index 12 }}", None,
      at("3:13", 'unknown function "modd" (did you mean "mod"?)')),
@@ -257,12 +257,14 @@ ERRORS: list[tuple[str, str, dict[str, Any] | None, str]] = [
     ("if without condition", "{{ if }}x{{ end }}", None, at("1:1", "missing value for if")),
     ("tokens after end", "{{ if 1 }}x{{ end .Index }}", None,
      at("1:19", "unexpected '.Index' after end")),
-    ("range unsupported", "{{ range .L }}x{{ end }}", None, at("1:4", "{{range}} " + RANGE_NOTE)),
-    ("with unsupported", "{{ with .A }}x{{ end }}", None, at("1:4", "{{with}} " + RANGE_NOTE)),
-    ("variable declaration", "{{ $x := 1 }}", None,
-     at("1:4", "variables are not supported (only $ is)")),
-    ("undefined variable", "{{ $x }}", None,
-     at("1:4", 'undefined variable "$x" (only $ is supported)')),
+    ("define unsupported", '{{ define "x" }}x{{ end }}', None,
+     at("1:4", "{{define}} " + UNSUPPORTED_NOTE)),
+    ("break unsupported", "{{ range 2 }}{{ break }}{{ end }}", None,
+     at("1:17", "{{break}} " + UNSUPPORTED_NOTE)),
+    ("variable declared mid-pipeline", "{{ $y := 1 }}{{ not $y := 1 }}", None,
+     at("1:24", "unexpected ':=': a variable is declared as {{$x := pipeline}} at the start "
+                "of an action")),
+    ("undefined variable", "{{ $x }}", None, at("1:4", 'undefined variable "$x"')),
     ("mod too few args", "{{ mod .Index }}", None,
      at("1:4", "wrong number of arguments for mod: want 2, got 1")),
     ("div too many args", "{{ div 1 2 3 }}", None,
@@ -329,7 +331,8 @@ ERRORS: list[tuple[str, str, dict[str, Any] | None, str]] = [
     ("keyword inside a command", "{{ .Index | if }}", None,
      at("1:13", "unexpected 'if' in command")),
     ("comma", "{{ .A, .B }}", {"A": 1, "B": 2},
-     at("1:6", "unexpected ',' (range is not supported)")),
+     at("1:6", "unexpected ',' (only range declares two variables: "
+               "{{range $i, $x := pipeline}})")),
 ]
 
 

@@ -76,13 +76,13 @@ class CallCompiler:
         if as_int is None or isinstance(value, bool):
             raise self.err(arg.off, f"wrong type for argument {index} of {name}: "
                                     f"want int, got {describe(value)}")
-        return lambda _data: as_int
+        return lambda _dot, _vars: as_int
 
     def _int_checked(self, name: str, index: int, off: int, fn: Getter) -> Getter:
         where = self.where
 
-        def checked(data: Any) -> int:
-            v = fn(data)
+        def checked(data: Any, variables: list[Any]) -> int:
+            v = fn(data, variables)
             if v.__class__ is int:
                 return v
             if isinstance(v, numbers.Integral) and not isinstance(v, bool):
@@ -103,8 +103,8 @@ class CallCompiler:
         if len(fns) == 2:
             a, b = fns
 
-            def call2(data: Any) -> Any:
-                x, y = a(data), b(data)
+            def call2(data: Any, variables: list[Any]) -> Any:
+                x, y = a(data, variables), b(data, variables)
                 try:
                     return impl(x, y)
                 except TemplateError:
@@ -114,8 +114,8 @@ class CallCompiler:
 
             return call2
 
-        def call(data: Any) -> Any:
-            values = [f(data) for f in fns]
+        def call(data: Any, variables: list[Any]) -> Any:
+            values = [f(data, variables) for f in fns]
             try:
                 return impl(*values)
             except TemplateError:
@@ -130,10 +130,13 @@ class CallCompiler:
         """Go's and/or: the first argument that decides (empty / non-empty), else the last."""
         stop_on = op == "or"
 
-        def run(data: Any) -> Any:
+        # Go: a missing map key is "no value", which and/or take as empty (``or .n 10``)
+        fns = [getattr(f, "if_missing_false", f) for f in fns]
+
+        def run(data: Any, variables: list[Any]) -> Any:
             value = None
             for f in fns:
-                value = f(data)
+                value = f(data, variables)
                 if truth(value) == stop_on:
                     return value
             return value

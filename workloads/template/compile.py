@@ -1,8 +1,14 @@
 """Parser + compiler: lexed items -> a list of literal strings and closures taking the data.
 
-The structure (``if`` / ``else if`` / ``else`` / ``end``) and pipelines are compiled here;
-operands and field lookups in :mod:`workloads.template.operands`, function calls in
-:mod:`workloads.template.calls`.
+The structure (``if`` / ``with`` / ``range`` with their ``else`` branches, variable
+declarations and assignments) and pipelines are compiled here; operands and field lookups in
+:mod:`workloads.template.operands`, function calls in :mod:`workloads.template.calls`, the
+closures of ``with`` / ``range`` / variables in :mod:`workloads.template.control`.
+
+Variables are scoped as in Go: one declared in an action lives to the ``{{end}}`` of the
+control structure around it (or to the end of the template); one declared in a control
+action (``with $x := ...``, ``range $i, $v := ...``) lives to that structure's ``{{end}}``.
+Each declaration gets its own slot in the render's variable list.
 """
 
 from __future__ import annotations
@@ -12,10 +18,24 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from workloads.template.calls import CallCompiler
+from workloads.template.control import (
+    Body,
+    assign_closure,
+    range_closure,
+    run_body,
+    with_closure,
+)
 from workloads.template.errors import TemplateError, Where
 from workloads.template.funcs import BUILTINS, Func, user_func
 from workloads.template.lex import Action, Tok, scan
-from workloads.template.operands import Getter, Operand, TokenStream, field_getter, identity
+from workloads.template.operands import (
+    Getter,
+    Operand,
+    TokenStream,
+    field_getter,
+    identity,
+    variable,
+)
 from workloads.template.values import go_format, go_str, truth
 
 __all__ = ["Compiler", "join"]
@@ -45,10 +65,10 @@ def join(parts: list[Any]) -> str | Callable[[Any], str]:
         return merged[0]
     names = {f"_p{i}": p for i, p in enumerate(merged)}
     items = ", ".join(
-        name if isinstance(p, str) else f"{name}(data)" for name, p in names.items()
+        name if isinstance(p, str) else f"{name}(data, variables)" for name, p in names.items()
     )
     namespace: dict[str, Any] = {}
-    exec(f"def _render(data):\n    return ''.join(({items},))\n", names, namespace)
+    exec(f"def _render(data, variables):\n    return ''.join(({items},))\n", names, namespace)
     return namespace["_render"]  # type: ignore[no-any-return]
 
 
@@ -69,6 +89,9 @@ class Compiler:
         self.fields: set[str] = set()
         self.items = scan(text, where)
         self.pos = 0
+        self.scopes: list[dict[str, int]] = [{"$": 0}]  # variable name -> slot, innermost last
+        self.slots = 1  # slot 0 is $
+        self.dot_is_root = True  # False inside with/range bodies (for ``fields``)
 
     def err(self, off: int, problem: str) -> TemplateError:
         return self.where.error(off, problem)
@@ -97,19 +120,144 @@ class Compiler:
             if head.kind == "kw":
                 if head.val in ("else", "end"):
                     return parts, item
-                if head.val == "if":
-                    parts.append(self._if(item))
-                    continue
-                raise self.err(
-                    head.off,
-                    f"{{{{{head.val}}}}} is not supported by this renderer "
-                    "(it implements if/else/end; upstream templates use no other)",
-                )
+                parts.append(self._control(item))
+                continue
             ts = TokenStream(toks)
+            if head.kind == "var" and len(toks) > 1 and toks[1].kind in ("decl", ","):
+                parts.append(self._assignment(ts, item))
+                continue
             fn = self._pipeline(ts, item.off, "action")
             self._expect_end_of_action(ts, "the pipeline")
             parts.append(self._printer(fn, ts))
         return parts, None
+
+    def _control(self, item: Action) -> Any:
+        """if / with / range, each in its own variable scope."""
+        head = item.toks[0]
+        compile_fn = {"if": self._if, "with": self._with, "range": self._range}.get(head.val)
+        if compile_fn is None:
+            raise self.err(
+                head.off,
+                f"{{{{{head.val}}}}} is not supported by this renderer "
+                "(it implements if, with, range, else and end; upstream templates use no other)",
+            )
+        self.scopes.append({})
+        try:
+            return compile_fn(item)
+        finally:
+            self.scopes.pop()
+
+    # -- variables ------------------------------------------------------------------------
+
+    def _declare(self, tok: Tok) -> int:
+        slot = self.slots
+        self.slots += 1
+        self.scopes[-1][tok.val] = slot
+        return slot
+
+    def _lookup_var(self, tok: Tok) -> int:
+        for scope in reversed(self.scopes):
+            if tok.val in scope:
+                return scope[tok.val]
+        raise self.err(tok.off, f'undefined variable "{tok.val}"')
+
+    def _assignment(self, ts: TokenStream, item: Action) -> Any:
+        """``{{$x := pipeline}}`` (declares $x) or ``{{$x = pipeline}}`` (sets it)."""
+        slots = self._variables(ts, item, "a variable action", allow=1)
+        fn = self._pipeline(ts, item.off, "the variable's value")
+        self._expect_end_of_action(ts, "the pipeline")
+        return assign_closure(slots[0], fn)
+
+    def _variables(self, ts: TokenStream, item: Action, what: str, allow: int) -> tuple[int, ...]:
+        """The variables a control or variable action declares (``$i, $v :=``) or assigns
+        (``$x =``), as slots; empty when the action starts with no variable."""
+        toks = ts.toks[ts.i:]
+        count = 2 if len(toks) > 3 and toks[1].kind == "," else 1
+        if not toks or toks[0].kind != "var" or len(toks) <= count or (
+                count == 1 and toks[1].kind not in ("decl", ",")):
+            return ()
+        names = [toks[0]] + ([toks[2]] if count == 2 else [])
+        decl = toks[2 * count - 1]
+        if count > allow or any(t.kind != "var" for t in names) or decl.kind != "decl":
+            raise self.err(toks[0].off, f"bad variable declaration in {what}: want "
+                           + ("$x := pipeline" if allow == 1 else
+                              "$x := pipeline or $i, $x := pipeline"))
+        if any(t.val == "$" for t in names):
+            raise self.err(toks[0].off, "cannot declare or assign $")
+        ts.i += 2 * count
+        if decl.val == "=":
+            return tuple(self._lookup_var(t) for t in names)
+        return tuple(self._declare(t) for t in names)
+
+    # -- control structures ---------------------------------------------------------------
+
+    def _branch_body(self, opener: Action, name: str, root: bool) -> tuple[Body, Action]:
+        """A branch's body and the {{else ...}} / {{end}} action that closes it."""
+        saved = self.dot_is_root
+        self.dot_is_root = saved and root
+        try:
+            body, stop = self._list()
+        finally:
+            self.dot_is_root = saved
+        if stop is None:
+            raise self.err(opener.off, f"{{{{{name}}}}} has no matching {{{{end}}}}")
+        return join(body), stop
+
+    def _else_kind(self, stop: Action, name: str, chain: str) -> tuple[str, TokenStream]:
+        """"end", "else" or "chain" (``else if`` in an if, ``else with`` in a with)."""
+        st = TokenStream(stop.toks)
+        kw = st.next().val
+        if kw == "end":
+            self._expect_end_of_action(st, "end")
+            return "end", st
+        nxt = st.peek()
+        if nxt is not None and nxt.kind == "kw" and nxt.val in ("if", "with"):
+            if nxt.val != chain:
+                raise self.err(nxt.off, f"{{{{else {nxt.val}}}}} in a {{{{{name}}}}}: "
+                               f"expected {{{{else}}}}, {{{{else {chain}}}}} or {{{{end}}}}"
+                               if chain else f"expected {{{{else}}}} or {{{{end}}}} in a "
+                               f"{{{{{name}}}}}, found {{{{else {nxt.val}}}}}")
+            st.next()
+            return "chain", st
+        self._expect_end_of_action(st, "else")
+        return "else", st
+
+    def _else_body(self, opener: Action, name: str) -> Body:
+        body, stop = self._branch_body(opener, name, root=True)
+        if stop.toks[0].val != "end":
+            raise self.err(stop.off, f"{{{{else}}}} after {{{{else}}}} in the same "
+                                     f"{{{{{name}}}}}")
+        self._expect_end_of_action(TokenStream(stop.toks[1:]), "end")
+        return body
+
+    def _with(self, item: Action) -> Any:
+        branches: list[tuple[Getter, int | None, Body]] = []
+        action, ts = item, TokenStream(item.toks)
+        ts.next()  # "with"
+        while True:
+            slots = self._variables(ts, action, "with", allow=1)
+            cond = self._pipeline(ts, action.off, "with")
+            cond = getattr(cond, "if_missing_false", cond)  # Go: a missing key is empty
+            self._expect_end_of_action(ts, "the with pipeline")
+            body, stop = self._branch_body(item, "with", root=False)
+            branches.append((cond, slots[0] if slots else None, body))
+            kind, ts = self._else_kind(stop, "with", "with")
+            if kind == "end":
+                return with_closure(branches, "")
+            if kind == "else":
+                return with_closure(branches, self._else_body(item, "with"))
+            action = stop
+
+    def _range(self, item: Action) -> Any:
+        ts = TokenStream(item.toks)
+        ts.next()  # "range"
+        slots = self._variables(ts, item, "range", allow=2)
+        fn = self._pipeline(ts, item.off, "range")
+        self._expect_end_of_action(ts, "the range pipeline")
+        body, stop = self._branch_body(item, "range", root=False)
+        kind, _ = self._else_kind(stop, "range", "")
+        else_body = self._else_body(item, "range") if kind == "else" else ""
+        return range_closure(self.where, item.toks[0].off, fn, slots, body, else_body)
 
     def _if(self, item: Action) -> Any:
         branches: list[tuple[Getter, Any]] = []
@@ -122,51 +270,35 @@ class Compiler:
             # Go: a missing map key is "no value", which `if` takes as false
             cond = getattr(cond, "if_missing_false", cond)
             self._expect_end_of_action(cond_toks, "the if condition")
-            body, stop = self._list()
-            if stop is None:
-                raise self.err(item.off, "{{if}} has no matching {{end}}")
-            branches.append((cond, join(body)))
-            st = TokenStream(stop.toks)
-            kw = st.next().val
-            if kw == "end":
-                self._expect_end_of_action(st, "end")
+            body, stop = self._branch_body(item, "if", root=True)
+            branches.append((cond, body))
+            kind, st = self._else_kind(stop, "if", "if")
+            if kind == "end":
                 break
-            nxt = st.peek()
-            if nxt is not None and nxt.kind == "kw" and nxt.val == "if":  # {{else if ...}}
-                st.next()
+            if kind == "chain":  # {{else if ...}}
                 cond_action, cond_toks = stop, st
                 continue
-            self._expect_end_of_action(st, "else")
-            body, stop2 = self._list()
-            if stop2 is None:
-                raise self.err(item.off, "{{if}} has no matching {{end}}")
-            if stop2.toks[0].val != "end":
-                raise self.err(stop2.off, "{{else}} after {{else}} in the same {{if}}")
-            self._expect_end_of_action(TokenStream(stop2.toks[1:]), "end")
-            else_body = join(body)
+            else_body = self._else_body(item, "if")
             break
         return self._if_closure(branches, else_body)
 
     @staticmethod
     def _if_closure(branches: list[tuple[Getter, Any]], else_body: Any) -> Any:
-        def run_body(body: Any, data: Any) -> str:
-            return body if body.__class__ is str else body(data)
-
         if len(branches) == 1:
             (cond, body), = branches
 
-            def run_if(data: Any) -> str:
-                if truth(cond(data)):
-                    return run_body(body, data)
-                return run_body(else_body, data)
+            def run_if(data: Any, variables: list[Any]) -> str:
+                if truth(cond(data, variables)):
+                    return run_body(body, data, variables)
+                return run_body(else_body, data, variables)
 
             return run_if
 
-        def run_chain(data: Any) -> str:
+        def run_chain(data: Any, variables: list[Any]) -> str:
             for cond, body in branches:
-                if truth(cond(data)):
-                    return run_body(body, data)
-            return run_body(else_body, data)
+                if truth(cond(data, variables)):
+                    return run_body(body, data, variables)
+            return run_body(else_body, data, variables)
 
         return run_chain
 
@@ -185,11 +317,11 @@ class Compiler:
             key = toks[0].val
             slow = fn
 
-            def print_field(data: Any) -> str:
+            def print_field(data: Any, variables: list[Any]) -> str:
                 try:
                     v = data[key]
                 except Exception:
-                    v = slow(data)  # raises the located error
+                    v = slow(data, variables)  # raises the located error
                 t = v.__class__
                 if t is int:
                     return str(v)
@@ -199,8 +331,8 @@ class Compiler:
 
             return print_field
 
-        def print_value(data: Any) -> str:
-            return go_str(fn(data))
+        def print_value(data: Any, variables: list[Any]) -> str:
+            return go_str(fn(data, variables))
 
         return print_value
 
@@ -211,8 +343,10 @@ class Compiler:
         if first is None or first.kind == ")":
             off = first.off if first is not None else action_off
             raise self.err(off, f"missing value for {context}")
-        if first.kind == "var" and len(ts.toks) > ts.i + 1 and ts.toks[ts.i + 1].kind == "decl":
-            raise self.err(first.off, "variables are not supported (only $ is)")
+        if first.kind == "var" and len(ts.toks) > ts.i + 1 and ts.toks[ts.i + 1].kind in (
+                "decl", ","):
+            raise self.err(first.off, f"a variable can be declared only at the start of an "
+                                      f"action or of a with/range pipeline, not in {context}")
         fn: Getter | None = None
         while True:
             ops = self._command(ts)
@@ -242,24 +376,23 @@ class Compiler:
         tok = ts.next()
         kind = tok.kind
         if kind in ("field", "dot", "var"):
-            if kind == "var" and tok.val != "$":
-                raise self.err(tok.off, f'undefined variable "{tok.val}" (only $ is supported)')
+            base = variable(self._lookup_var(tok)) if kind == "var" else identity
             names = [tok.val] if kind == "field" else []
             end = tok.end
             while (nxt := ts.peek()) is not None and nxt.kind == "field" and not nxt.spaced:
                 names.append(ts.next().val)
                 end = nxt.end
-            prefix = "$" if kind == "var" else ""
-            if names:
+            prefix = tok.val if kind == "var" else ""
+            if names and (tok.val == "$" or (kind == "field" and self.dot_is_root)):
                 self.fields.add(names[0])
             return Operand("value", tok.off, self.text[tok.off:end],
-                       fn=field_getter(self.where, identity, prefix, tuple(names), tok.off))
+                       fn=field_getter(self.where, base, prefix, tuple(names), tok.off))
         if kind == "const":
             value, _ = tok.val
             nxt = ts.peek()
             if nxt is not None and nxt.kind == "field" and not nxt.spaced:
                 raise self.err(nxt.off, f"unexpected {nxt.val!r} after a literal")
-            return Operand("const", tok.off, self._tok_text(tok), fn=lambda _data: value,
+            return Operand("const", tok.off, self._tok_text(tok), fn=lambda _dot, _vars: value,
                        const=tok.val)
         if kind == "ident":
             if tok.val not in self.funcs:
@@ -281,9 +414,11 @@ class Compiler:
                               tok.off)
             return Operand("value", tok.off, text, fn=fn)
         if kind == "decl":
-            raise self.err(tok.off, "variables are not supported (only $ is)")
+            raise self.err(tok.off, f"unexpected {tok.val!r}: a variable is declared as "
+                                    "{{$x := pipeline}} at the start of an action")
         if kind == ",":
-            raise self.err(tok.off, "unexpected ',' (range is not supported)")
+            raise self.err(tok.off, "unexpected ',' (only range declares two variables: "
+                                    "{{range $i, $x := pipeline}})")
         if kind == "kw":
             raise self.err(tok.off, f"unexpected {tok.val!r} in command")
         raise self.err(tok.off, f"unexpected {self._tok_text(tok)!r} in command")

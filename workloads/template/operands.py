@@ -11,13 +11,22 @@ from workloads.template.errors import TemplateError, Where
 from workloads.template.lex import Tok
 from workloads.template.values import describe
 
-__all__ = ["Getter", "Operand", "TokenStream", "field_getter", "identity"]
+__all__ = ["Getter", "Operand", "TokenStream", "field_getter", "identity", "variable"]
 
-Getter = Callable[[Any], Any]  # data -> value
+Getter = Callable[[Any, list[Any]], Any]  # (dot, variables) -> value; variables[0] is $
 
 
-def identity(data: Any) -> Any:
-    return data
+def identity(dot: Any, _vars: list[Any]) -> Any:
+    return dot
+
+
+def variable(slot: int) -> Getter:
+    """The getter of the variable in ``slot`` (0: ``$``, the data passed to the template)."""
+
+    def get_variable(_dot: Any, variables: list[Any]) -> Any:
+        return variables[slot]
+
+    return get_variable
 
 
 class Operand:
@@ -74,22 +83,22 @@ def field_getter(where: Where, base: Getter, prefix: str, names: tuple[str, ...]
     if len(names) == 1 and base is identity:
         key = names[0]
 
-        def get_one(data: Any) -> Any:
+        def get_one(data: Any, variables: list[Any]) -> Any:
             try:
                 return data[key]
             except Exception:
                 raise fail(data, 0) from None
 
-        def get_one_or_none(data: Any) -> Any:
+        def get_one_or_none(data: Any, variables: list[Any]) -> Any:
             if isinstance(data, Mapping) and key not in data:
                 return None
-            return get_one(data)
+            return get_one(data, variables)
 
         get_one.if_missing_false = get_one_or_none  # type: ignore[attr-defined]
         return get_one
 
-    def get_chain(data: Any, missing_ok: bool = False) -> Any:
-        value = base(data)
+    def get_chain(data: Any, variables: list[Any], missing_ok: bool = False) -> Any:
+        value = base(data, variables)
         for depth, key in enumerate(names):
             if not isinstance(value, Mapping):
                 raise fail(value, depth)
@@ -102,6 +111,6 @@ def field_getter(where: Where, base: Getter, prefix: str, names: tuple[str, ...]
         return value
 
     get_chain.if_missing_false = (  # type: ignore[attr-defined]
-        lambda data: get_chain(data, True))
+        lambda data, variables: get_chain(data, variables, True))
     return get_chain
 

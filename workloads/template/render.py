@@ -40,7 +40,7 @@ class Template:
         The text does not parse: unclosed action, unknown function, wrong argument count, ...
     """
 
-    __slots__ = ("_render", "_static", "fields", "source", "text")
+    __slots__ = ("_pad", "_render", "_static", "fields", "source", "text")
 
     def __init__(self, text: str, *, source: str = "<template>",
                  funcs: Mapping[str, Callable[..., Any]] | None = None) -> None:
@@ -50,10 +50,12 @@ class Template:
             self._static: str | None = text
             self._render: Callable[[Any], str] | None = None
             self.fields: frozenset[str] = frozenset()
+            self._pad = ()
             return
         compiler = Compiler(text, Where(source, text), funcs)
         body = join(compiler.compile())
         self.fields = frozenset(compiler.fields)
+        self._pad: tuple[None, ...] = (None,) * (compiler.slots - 1)
         if isinstance(body, str):  # only comments or trimmed space: static after all
             self._static, self._render = body, None
         else:
@@ -69,7 +71,7 @@ class Template:
         render = self._render
         if render is None:
             return self._static  # type: ignore[return-value]
-        return render(data)
+        return render(data, [data, *self._pad])
 
     def __repr__(self) -> str:
         return f"Template(source={self.source!r}, fields={sorted(self.fields)!r})"

@@ -1,0 +1,100 @@
+"""Run-time closures of the control actions ``with`` and ``range`` and of variable actions.
+
+Every closure takes ``(dot, variables)``: ``variables`` is the render's list of variable slots,
+slot 0 being ``$`` (the data passed to the template). The compiler gives each declared variable
+its own slot, so scoping is settled when the template is parsed.
+
+Go semantics (text/template, Go 1.23 and later):
+
+* ``with``: the pipeline's value, when non-empty, becomes dot in the body; otherwise the
+  ``else with`` branches are tried in turn, then ``else`` (dot unchanged there);
+* ``range``: over an int ``n`` (n <= 0 runs ``else``), a list (elements in order) or a map
+  (values in sorted key order); one variable gets the element (the int, the list element or the
+  map value), two get index/key and element (an int cannot take two). Nil and empty collections
+  run ``else``; anything else is an error "range can't iterate over ...".
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from workloads.template.errors import Where
+from workloads.template.operands import Getter
+from workloads.template.values import go_format, truth
+
+__all__ = ["Body", "assign_closure", "range_closure", "with_closure"]
+
+Body = str | Callable[[Any, list[Any]], str]
+
+
+def run_body(body: Body, dot: Any, variables: list[Any]) -> str:
+    return body if body.__class__ is str else body(dot, variables)  # type: ignore[operator]
+
+
+def assign_closure(slot: int, fn: Getter) -> Callable[[Any, list[Any]], str]:
+    """``{{$x := pipeline}}`` / ``{{$x = pipeline}}``: sets the variable, prints nothing."""
+
+    def assign(dot: Any, variables: list[Any]) -> str:
+        variables[slot] = fn(dot, variables)
+        return ""
+
+    return assign
+
+
+def with_closure(branches: list[tuple[Getter, int | None, Body]],
+                 else_body: Body) -> Callable[[Any, list[Any]], str]:
+    """``with`` / ``else with`` branches: (condition, variable slot or None, body)."""
+
+    def run_with(dot: Any, variables: list[Any]) -> str:
+        for cond, slot, body in branches:
+            value = cond(dot, variables)
+            if slot is not None:
+                variables[slot] = value
+            if truth(value):
+                return run_body(body, value, variables)
+        return run_body(else_body, dot, variables)
+
+    return run_with
+
+
+def _items(value: Any) -> list[tuple[Any, Any]] | None:
+    """(key, element) pairs range visits, or None when it cannot iterate over ``value``."""
+    if value is None:
+        return []
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return [(i, i) for i in range(int(value))]
+    if isinstance(value, (list, tuple)):
+        return list(enumerate(value))
+    if isinstance(value, Mapping):
+        keys = sorted(value, key=lambda k: (not isinstance(k, str), k))
+        return [(k, value[k]) for k in keys]
+    return None
+
+
+def range_closure(where: Where, off: int, fn: Getter, slots: tuple[int, ...], body: Body,
+                  else_body: Body) -> Callable[[Any, list[Any]], str]:
+    """``range`` with 0, 1 or 2 declared variables (their slots)."""
+
+    def run_range(dot: Any, variables: list[Any]) -> str:
+        value = fn(dot, variables)
+        items = _items(value)
+        if items is None:
+            raise where.error(off, f"range can't iterate over {go_format(value)}")
+        if not items:
+            return run_body(else_body, dot, variables)
+        if len(slots) == 2 and isinstance(value, numbers.Integral):
+            raise where.error(
+                off, f"can't use {value} to iterate over more than one variable")
+        out = []
+        for key, elem in items:
+            if len(slots) == 2:
+                variables[slots[0]] = key
+                variables[slots[1]] = elem
+            elif slots:
+                variables[slots[0]] = elem
+            out.append(run_body(body, elem, variables))
+        return "".join(out)
+
+    return run_range
