@@ -3,6 +3,7 @@ text/template builtins (``and or not eq ne lt le gt ge``)."""
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 from collections.abc import Callable
@@ -103,6 +104,43 @@ def _mod_any(a: Any, b: Any) -> int:
     return _go_mod(_float_to_int(_to_float(a)), _float_to_int(_to_float(b)))
 
 
+def _int(v: Any) -> int:
+    """``Int``: a number (or numeric string) as an int, truncated toward zero."""
+    if isinstance(v, bool):
+        raise CallError(f"cannot convert {describe(v)} to int")
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    return _float_to_int(_to_float(v))
+
+
+def _go_json_default(v: Any) -> Any:
+    raise CallError(f"cannot encode {describe(v)} as JSON")
+
+
+def _go_json_floats(v: Any) -> Any:
+    """Integral floats as ints (Go's encoding/json prints float64 2 as ``2``)."""
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise CallError(f"json: unsupported value: {go_float(v)}")
+        return int(v) if v.is_integer() and abs(v) < 1e21 else v
+    if isinstance(v, dict):
+        return {k: _go_json_floats(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_go_json_floats(x) for x in v]
+    return v
+
+
+def _json(v: Any) -> str:
+    """``JSON``: Go's json.Marshal of the value: compact, map keys sorted, ``<``, ``>``,
+    ``&``, U+2028 and U+2029 escaped; nil is ``null``."""
+    text = json.dumps(_go_json_floats(v), separators=(",", ":"), sort_keys=True,
+                      ensure_ascii=False, default=_go_json_default)
+    for raw, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                     ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, esc)
+    return text
+
+
 def _kind(v: Any) -> str | None:
     if isinstance(v, bool):
         return "bool"
@@ -182,6 +220,8 @@ BUILTINS: dict[str, Func] = {
     "SubtractFloat": Func(_subtract_float, 2, 2),
     "MultiplyFloat": Func(_multiply_float, 0, None),
     "DivideFloat": Func(_divide_float, 2, 2),
+    "Int": Func(_int, 1, 1),
+    "JSON": Func(_json, 1, 1),
     # Go text/template builtins
     "and": Func(lambda *a: a[-1], 1, None, lazy="and"),
     "or": Func(lambda *a: a[-1], 1, None, lazy="or"),
