@@ -4,7 +4,9 @@ What upstream does in ``unrollWorkloadTemplate`` + ``patchParams`` + ``runWorklo
 
 * every ``...Param: $name`` is replaced by the workload's parameter (numbers truncated to int,
   ``durationParam`` parsed as a Go duration, ``steadyStateParam`` a bool, ``templateParams``
-  values ``"$name"`` replaced by the parameter's value of any type);
+  values ``"$name"`` replaced by the parameter's value of any type, ``"$name|default"`` by the
+  default when the workload does not define the parameter: see
+  :mod:`workloads.config.param_ref`);
 * ``countMultiplierParam`` multiplies the count;
 * ``createPodSets`` becomes ``count`` createPods ops in namespaces ``<prefix>-<i>``;
 * the op index (after unrolling) names default namespaces ``namespace-<opIndex>`` for
@@ -38,6 +40,7 @@ from workloads.config.ops import (
 )
 from workloads.config.ops_groups import CreateCompositePodGroups
 from workloads.config.ops_unsupported import CreateResourceDriver
+from workloads.config.param_ref import parse_param_ref
 
 if TYPE_CHECKING:
     from workloads.config.model import TestCase, Workload
@@ -125,7 +128,16 @@ class _Resolver:
         out = {}
         for name, value in params.items():
             if isinstance(value, str) and value.startswith("$"):
-                found, value = self._lookup(op, "templateParams", value)
+                try:
+                    ref = parse_param_ref(value)
+                except ValueError as err:
+                    self.error(op, "templateParams", f"{name}: {err}")
+                    continue
+                if ref.has_default and ref.name not in self.w.params:
+                    self.used.add(ref.name)
+                    out[name] = copy.deepcopy(ref.default)
+                    continue
+                found, value = self._lookup(op, "templateParams", "$" + ref.name)
                 if not found:
                     continue
                 value = copy.deepcopy(value)
