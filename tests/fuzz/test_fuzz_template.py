@@ -13,6 +13,7 @@ from workloads.template import Template, TemplateError
 TOKENS = st.sampled_from([
     "{{", "}}", "{{- ", " -}}", "{{/*", "*/}}", " ", "\n", ".", ".Index", ".Count", ".x",
     ".x.y", "$", "$.Index", "(", ")", "|", "if", "else", "else if", "end", "range", "with",
+    "else with", "$x", "$y", ":=", "=", ",", "break", "Int", "JSON",
     "mod", "div", "AddInt", "SubtractInt", "MultiplyInt", "DivideInt", "Mod", "AddFloat",
     "DivideFloat", "and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "printf", "len",
     "0", "1", "-7", "2.5", "1e308", "-1e308", "9223372036854775807", "99999999999999999999",

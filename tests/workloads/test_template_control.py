@@ -83,6 +83,19 @@ def test_fields_only_counts_the_root_data() -> None:
     assert t.fields == frozenset({"l", "b", "m", "d"})
 
 
+def test_range_budget_stops_a_huge_range_instead_of_hanging() -> None:
+    huge = Template("{{range .n}}x{{end}}", source=SRC)
+    with pytest.raises(TemplateError) as info:
+        huge.render({"n": 2**63})
+    assert str(info.value) == (f"{SRC}:1:3: range over {2**63} items would exceed 1000000 "
+                               "range iterations in one render")
+    nested = Template("{{range 1000}}{{range 1000}}{{end}}{{end}}{{range 1}}{{end}}", source=SRC)
+    with pytest.raises(TemplateError, match="exceed 1000000"):
+        nested.render({})
+    assert Template("{{range 1000}}{{range 999}}{{end}}{{end}}").render({}) == ""
+    assert huge.render({"n": 3}) == "xxx"  # the budget is per render
+
+
 def test_variables_are_per_render() -> None:
     t = Template("{{$x := .n}}{{range .l}}{{$x = .}}{{end}}{{$x}}")
     assert t.render({"n": 1, "l": [2, 3]}) == "3"

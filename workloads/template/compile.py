@@ -90,7 +90,7 @@ class Compiler:
         self.items = scan(text, where)
         self.pos = 0
         self.scopes: list[dict[str, int]] = [{"$": 0}]  # variable name -> slot, innermost last
-        self.slots = 1  # slot 0 is $
+        self.slots = 2  # slot 0 is $, slot 1 the range budget (control.BUDGET_SLOT)
         self.dot_is_root = True  # False inside with/range bodies (for ``fields``)
 
     def err(self, off: int, problem: str) -> TemplateError:

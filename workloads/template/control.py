@@ -12,19 +12,27 @@ Go semantics (text/template, Go 1.23 and later):
   (values in sorted key order); one variable gets the element (the int, the list element or the
   map value), two get index/key and element (an int cannot take two). Nil and empty collections
   run ``else``; anything else is an error "range can't iterate over ...".
+
+One deliberate difference: a render runs at most :data:`RANGE_BUDGET` range iterations in all
+(slot 1 of the variables counts them down), so ``{{range .Index}}`` with a huge index is an
+error, not a hang. Upstream's templates range over device and request counts far below it.
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from workloads.template.errors import Where
 from workloads.template.operands import Getter
 from workloads.template.values import go_format, truth
 
-__all__ = ["Body", "assign_closure", "range_closure", "with_closure"]
+__all__ = ["BUDGET_SLOT", "RANGE_BUDGET", "Body", "assign_closure", "range_closure",
+           "with_closure"]
+
+RANGE_BUDGET = 1_000_000  # range iterations one render may run, over all its ranges
+BUDGET_SLOT = 1  # the variables slot counting them down
 
 Body = str | Callable[[Any, list[Any]], str]
 
@@ -59,18 +67,25 @@ def with_closure(branches: list[tuple[Getter, int | None, Body]],
     return run_with
 
 
-def _items(value: Any) -> list[tuple[Any, Any]] | None:
-    """(key, element) pairs range visits, or None when it cannot iterate over ``value``."""
+def _count(value: Any) -> int | None:
+    """How many iterations range runs over ``value``; None when it cannot iterate over it."""
     if value is None:
-        return []
+        return 0
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return [(i, i) for i in range(int(value))]
-    if isinstance(value, (list, tuple)):
-        return list(enumerate(value))
+        return max(int(value), 0)
+    if isinstance(value, (list, tuple, Mapping)):
+        return len(value)
+    return None
+
+
+def _items(value: Any) -> Iterable[tuple[Any, Any]]:
+    """(key, element) pairs range visits (``value`` is one _count accepts and non-empty)."""
+    if isinstance(value, numbers.Integral):
+        return ((i, i) for i in range(int(value)))
     if isinstance(value, Mapping):
         keys = sorted(value, key=lambda k: (not isinstance(k, str), k))
-        return [(k, value[k]) for k in keys]
-    return None
+        return ((k, value[k]) for k in keys)
+    return enumerate(value)
 
 
 def range_closure(where: Where, off: int, fn: Getter, slots: tuple[int, ...], body: Body,
@@ -79,16 +94,21 @@ def range_closure(where: Where, off: int, fn: Getter, slots: tuple[int, ...], bo
 
     def run_range(dot: Any, variables: list[Any]) -> str:
         value = fn(dot, variables)
-        items = _items(value)
-        if items is None:
+        count = _count(value)
+        if count is None:
             raise where.error(off, f"range can't iterate over {go_format(value)}")
-        if not items:
+        if not count:
             return run_body(else_body, dot, variables)
         if len(slots) == 2 and isinstance(value, numbers.Integral):
             raise where.error(
                 off, f"can't use {value} to iterate over more than one variable")
+        left = variables[BUDGET_SLOT] - count
+        if left < 0:
+            raise where.error(off, f"range over {count} items would exceed {RANGE_BUDGET} "
+                                   "range iterations in one render")
+        variables[BUDGET_SLOT] = left
         out = []
-        for key, elem in items:
+        for key, elem in _items(value):
             if len(slots) == 2:
                 variables[slots[0]] = key
                 variables[slots[1]] = elem

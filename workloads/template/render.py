@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from workloads.template.compile import Compiler, join
+from workloads.template.control import RANGE_BUDGET
 from workloads.template.errors import Where
 
 __all__ = ["Template", "render"]
@@ -55,7 +56,8 @@ class Template:
         compiler = Compiler(text, Where(source, text), funcs)
         body = join(compiler.compile())
         self.fields = frozenset(compiler.fields)
-        self._pad: tuple[None, ...] = (None,) * (compiler.slots - 1)
+        # the variables after $: the range budget, then one slot per declared variable
+        self._pad: tuple[Any, ...] = (RANGE_BUDGET,) + (None,) * (compiler.slots - 2)
         if isinstance(body, str):  # only comments or trimmed space: static after all
             self._static, self._render = body, None
         else:
