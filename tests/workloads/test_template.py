@@ -215,8 +215,8 @@ def at(position: str, problem: str) -> str:
     return f"{SRC}:{position}: {problem}"
 
 
-UNSUPPORTED_NOTE = "is not supported by this renderer (it implements if, with, range, else and " \
-    "end; upstream templates use no other)"
+UNSUPPORTED_NOTE = "is not supported by this renderer (it implements if, with, range, break, " \
+    "continue, else and end; upstream templates use no other)"
 ERRORS: list[tuple[str, str, dict[str, Any] | None, str]] = [
     ("unknown function", "kind: Pod\nspec:\n  port: 8{{ modd .Index 12 }}", None,
      at("3:13", 'unknown function "modd" (did you mean "mod"?)')),
@@ -259,8 +259,8 @@ ERRORS: list[tuple[str, str, dict[str, Any] | None, str]] = [
      at("1:19", "unexpected '.Index' after end")),
     ("define unsupported", '{{ define "x" }}x{{ end }}', None,
      at("1:4", "{{define}} " + UNSUPPORTED_NOTE)),
-    ("break unsupported", "{{ range 2 }}{{ break }}{{ end }}", None,
-     at("1:17", "{{break}} " + UNSUPPORTED_NOTE)),
+    ("block unsupported", '{{ block "x" . }}x{{ end }}', None,
+     at("1:4", "{{block}} " + UNSUPPORTED_NOTE)),
     ("variable declared mid-pipeline", "{{ $y := 1 }}{{ not $y := 1 }}", None,
      at("1:24", "unexpected ':=': a variable is declared as {{$x := pipeline}} at the start "
                 "of an action")),

@@ -23,13 +23,14 @@ argument of the function on the right); operands ``.``, ``.Field``, ``.A.B``, ``
 ``(x).A``); int, float, string (with Go's escapes), raw string, character,
 ``true``/``false``/``nil`` literals; ``if`` / ``else if`` / ``else`` / ``end``; ``with`` /
 ``else with`` / ``else`` / ``end`` (Go 1.23's ``else with``); ``range`` over an int, a list or
-a map, with no variable, ``$x :=`` or ``$i, $x :=``, and ``else``; variable declarations
-``{{$x := pipeline}}`` and assignments ``{{$x = pipeline}}`` with Go's scoping (to the
-``{{end}}`` of the enclosing control structure); and these builtins besides the function maps:
+a map, with no variable, ``$x :=`` or ``$i, $x :=``, with ``else``, ``break`` and
+``continue``; variable declarations ``{{$x := pipeline}}`` and assignments
+``{{$x = pipeline}}`` with Go's scoping (to the ``{{end}}`` of the enclosing control
+structure); and these builtins besides the function maps:
 ``and or not eq ne lt le gt ge``. Go evaluates ``and``/``or`` lazily; so does this module.
 
 Not implemented, each reported as a :class:`TemplateError`: ``define``, ``template``,
-``block``, ``break``, ``continue``, and the other Go builtins (``printf``, ``len``, ``index``,
+``block``, and the other Go builtins (``printf``, ``len``, ``index``,
 ...). No upstream template uses any of them.
 
 Deliberate differences from Go:

@@ -21,6 +21,8 @@ from workloads.template.calls import CallCompiler
 from workloads.template.control import (
     Body,
     assign_closure,
+    jump_closure,
+    jump_join,
     range_closure,
     run_body,
     with_closure,
@@ -92,6 +94,8 @@ class Compiler:
         self.scopes: list[dict[str, int]] = [{"$": 0}]  # variable name -> slot, innermost last
         self.slots = 2  # slot 0 is $, slot 1 the range budget (control.BUDGET_SLOT)
         self.dot_is_root = True  # False inside with/range bodies (for ``fields``)
+        self.range_depth = 0  # ranges around the action being compiled (break/continue)
+        self.jumps = 0  # break/continue actions compiled so far
 
     def err(self, off: int, problem: str) -> TemplateError:
         return self.where.error(off, problem)
@@ -134,12 +138,15 @@ class Compiler:
     def _control(self, item: Action) -> Any:
         """if / with / range, each in its own variable scope."""
         head = item.toks[0]
+        if head.val in ("break", "continue"):
+            return self._jump(item)
         compile_fn = {"if": self._if, "with": self._with, "range": self._range}.get(head.val)
         if compile_fn is None:
             raise self.err(
                 head.off,
                 f"{{{{{head.val}}}}} is not supported by this renderer "
-                "(it implements if, with, range, else and end; upstream templates use no other)",
+                "(it implements if, with, range, break, continue, else and end; upstream "
+                "templates use no other)",
             )
         self.scopes.append({})
         try:
@@ -191,9 +198,17 @@ class Compiler:
 
     # -- control structures ---------------------------------------------------------------
 
+    def _jump(self, item: Action) -> Any:
+        head = item.toks[0]
+        if not self.range_depth:
+            raise self.err(head.off, f"{{{{{head.val}}}}} outside {{{{range}}}}")
+        self._expect_end_of_action(TokenStream(item.toks[1:]), head.val)
+        self.jumps += 1
+        return jump_closure(head.val == "break")
+
     def _branch_body(self, opener: Action, name: str, root: bool) -> tuple[Body, Action]:
         """A branch's body and the {{else ...}} / {{end}} action that closes it."""
-        saved = self.dot_is_root
+        saved, jumps = self.dot_is_root, self.jumps
         self.dot_is_root = saved and root
         try:
             body, stop = self._list()
@@ -201,6 +216,8 @@ class Compiler:
             self.dot_is_root = saved
         if stop is None:
             raise self.err(opener.off, f"{{{{{name}}}}} has no matching {{{{end}}}}")
+        if self.jumps != jumps:  # keeps what it printed before a break/continue
+            return jump_join(merge(body)), stop
         return join(body), stop
 
     def _else_kind(self, stop: Action, name: str, chain: str) -> tuple[str, TokenStream]:
@@ -254,7 +271,11 @@ class Compiler:
         slots = self._variables(ts, item, "range", allow=2)
         fn = self._pipeline(ts, item.off, "range")
         self._expect_end_of_action(ts, "the range pipeline")
-        body, stop = self._branch_body(item, "range", root=False)
+        self.range_depth += 1
+        try:
+            body, stop = self._branch_body(item, "range", root=False)
+        finally:
+            self.range_depth -= 1
         kind, _ = self._else_kind(stop, "range", "")
         else_body = self._else_body(item, "range") if kind == "else" else ""
         return range_closure(self.where, item.toks[0].off, fn, slots, body, else_body)

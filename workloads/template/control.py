@@ -11,7 +11,10 @@ Go semantics (text/template, Go 1.23 and later):
 * ``range``: over an int ``n`` (n <= 0 runs ``else``), a list (elements in order) or a map
   (values in sorted key order); one variable gets the element (the int, the list element or the
   map value), two get index/key and element (an int cannot take two). Nil and empty collections
-  run ``else``; anything else is an error "range can't iterate over ...".
+  run ``else``; anything else is an error "range can't iterate over ...";
+* ``{{break}}`` / ``{{continue}}`` inside a range body end the loop / the iteration; what the
+  body printed before them is kept. They raise :class:`Jump`, which carries that output up
+  through the bodies around it (joined by :func:`jump_join`) to the range.
 
 One deliberate difference: a render runs at most :data:`RANGE_BUDGET` range iterations in all
 (slot 1 of the variables counts them down), so ``{{range .Index}}`` with a huge index is an
@@ -28,13 +31,49 @@ from workloads.template.errors import Where
 from workloads.template.operands import Getter
 from workloads.template.values import go_format, truth
 
-__all__ = ["BUDGET_SLOT", "RANGE_BUDGET", "Body", "assign_closure", "range_closure",
-           "with_closure"]
+__all__ = ["BUDGET_SLOT", "RANGE_BUDGET", "Body", "Jump", "assign_closure", "jump_closure",
+           "jump_join", "range_closure", "with_closure"]
 
 RANGE_BUDGET = 1_000_000  # range iterations one render may run, over all its ranges
 BUDGET_SLOT = 1  # the variables slot counting them down
 
 Body = str | Callable[[Any, list[Any]], str]
+
+
+class Jump(Exception):
+    """{{break}} (``is_break``) or {{continue}}; ``partial`` is what was printed before it in
+    the range body's current iteration."""
+
+    def __init__(self, is_break: bool) -> None:
+        super().__init__("break" if is_break else "continue")
+        self.is_break = is_break
+        self.partial = ""
+
+
+def jump_closure(is_break: bool) -> Callable[[Any, list[Any]], str]:
+    def jump(_dot: Any, _variables: list[Any]) -> str:
+        raise Jump(is_break)
+
+    return jump
+
+
+def jump_join(parts: list[Any]) -> Callable[[Any, list[Any]], str]:
+    """Parts rendered in order, like compile.join, keeping the output before a Jump."""
+
+    def run_parts(dot: Any, variables: list[Any]) -> str:
+        out: list[str] = []
+        for part in parts:
+            if part.__class__ is str:
+                out.append(part)
+                continue
+            try:
+                out.append(part(dot, variables))
+            except Jump as jump:
+                jump.partial = "".join(out) + jump.partial
+                raise
+        return "".join(out)
+
+    return run_parts
 
 
 def run_body(body: Body, dot: Any, variables: list[Any]) -> str:
@@ -114,7 +153,12 @@ def range_closure(where: Where, off: int, fn: Getter, slots: tuple[int, ...], bo
                 variables[slots[1]] = elem
             elif slots:
                 variables[slots[0]] = elem
-            out.append(run_body(body, elem, variables))
+            try:
+                out.append(run_body(body, elem, variables))
+            except Jump as jump:
+                out.append(jump.partial)
+                if jump.is_break:
+                    break
         return "".join(out)
 
     return run_range
