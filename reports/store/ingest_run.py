@@ -62,9 +62,15 @@ def _read(data: bytes) -> pa.Table:
     if data[-4:] != b"PAR1":
         raise Malformed("truncated Parquet file (no PAR1 magic at the end)")
     try:
-        return pq.read_table(pa.BufferReader(data), use_threads=False)
+        table = pq.read_table(pa.BufferReader(data), use_threads=False)
+        table.validate(full=True)  # string data is valid UTF-8, offsets in range
+        table.column_names  # noqa: B018 -- decodes every column name
+    except UnicodeDecodeError as exc:
+        raise Malformed("unreadable Parquet file: a column name is not valid UTF-8 "
+                        f"({exc.reason} at byte {exc.start})") from None
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise Malformed(f"unreadable Parquet file: {exc}") from exc
+    return table
 
 
 def _version(table: pa.Table) -> int:

@@ -61,6 +61,17 @@ def _results(run: Path, edit: Callable[[pa.Table], pa.Table]) -> tuple[str, byte
     return "results.parquet", _parquet(edit(pq.read_table(run / "results.parquet")))
 
 
+def _not_utf8(run: Path, name: str) -> tuple[str, bytes]:
+    """results.parquet with every byte run ``name`` (a column name, or a string value)
+    broken into invalid UTF-8 of the same length; without the Arrow schema in the footer,
+    so the Parquet schema's names are the ones read."""
+    buf = io.BytesIO()
+    pq.write_table(pq.read_table(run / "results.parquet"), buf, store_schema=False)
+    data = buf.getvalue()
+    assert name.encode() in data
+    return "results.parquet", data.replace(name.encode(), name.encode()[:-1] + b"\x80")
+
+
 def _set(doc: dict, path: str, value: object) -> None:
     *parents, last = path.split(".")
     for key in parents:
@@ -133,6 +144,10 @@ CASES: list[tuple[str, Callable[[Path], tuple[str, bytes]], str]] = [
          0, "schema_version", pc.add(t["schema_version"], pa.scalar(1, pa.int32())))),
      f"results schema_version {RESULTS_SCHEMA_VERSION + 1} is newer than this schedperf "
      f"understands ({RESULTS_SCHEMA_VERSION})"),
+    ("results-column-name-not-utf8", lambda run: _not_utf8(run, "status_reason"),
+     "unreadable Parquet file: a column name is not valid UTF-8"),
+    ("results-string-value-not-utf8", lambda run: _not_utf8(run, "schedperf-core"),
+     "unreadable Parquet file: "),
     ("truncated-parquet",
      lambda run: ("results.parquet", (run / "results.parquet").read_bytes()[:3000]),
      "truncated Parquet file"),
