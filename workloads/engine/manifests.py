@@ -12,7 +12,7 @@ from workloads.config.ops import CreateNodes, CreatePods
 from workloads.ops.defaults import DEFAULT_NODE, DEFAULT_POD
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.ops.factories import prepared_node_labels
-from workloads.ops.manifests import CLUSTER_SCOPED, check_scope, metadata_of
+from workloads.ops.manifests import CLUSTER_SCOPED, check_namespace, check_scope, metadata_of
 from workloads.ops.templates import TemplateFile
 
 __all__ = ["ENGINE_KINDS", "AnyManifests", "NameGenerator", "NodeManifests", "PodManifests",
@@ -136,11 +136,7 @@ class PodManifests:
 
     def _check(self, m: Any, where: str) -> dict[str, Any]:
         m = _check_kind(m, where, "Pod")
-        ns = metadata_of(m).get("namespace")
-        if ns and ns != self.namespace:
-            raise WorkloadError(f"{where}: the namespace of the provided object ({ns}) does "
-                                f"not match the namespace sent on the request "
-                                f"({self.namespace})")
+        check_namespace(m, self.namespace, where)
         spec = m.get("spec")
         for vol in (spec.get("volumes") or []) if isinstance(spec, dict) else []:
             kinds = [k for k in _UNSUPPORTED_VOLUMES if isinstance(vol, dict) and k in vol]

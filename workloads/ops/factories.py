@@ -18,6 +18,7 @@ from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.ops.manifests import (
     HOSTNAME_LABEL,
     PodFlags,
+    check_namespace,
     manifest_pod_group,
     metadata_of,
     parse_typed,
@@ -68,11 +69,7 @@ class PodFactory:
 
     def _check(self, manifest: Any, where: str) -> None:
         _check_kind(manifest, where, "Pod")
-        ns = metadata_of(manifest).get("namespace")
-        if ns and ns != self.namespace:
-            raise WorkloadError(f"{where}: the namespace of the provided object ({ns}) does "
-                                f"not match the namespace sent on the request "
-                                f"({self.namespace})")
+        check_namespace(manifest, self.namespace, where)
 
     def make(self, index: int, count: int) -> tuple[Pod, PodFlags]:
         base = self.base

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from scheduler_core.api import CompositePodGroup, PodGroup
 from workloads.config.ops_groups import CreateCompositePodGroups, CreatePodGroups
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
-from workloads.ops.manifests import metadata_of, parse_typed
+from workloads.ops.manifests import check_namespace, metadata_of, parse_typed
 from workloads.ops.templates import TemplateFile
 
 if TYPE_CHECKING:
@@ -30,10 +30,7 @@ def _check_object(kind: type, want: str, manifest: Any, where: str, namespace: s
     got = manifest.get("kind")
     if got != want:
         raise WorkloadError(f'{where}: expected kind "{want}", got "{got}"')
-    ns = metadata_of(manifest).get("namespace")
-    if ns and ns != namespace:
-        raise WorkloadError(f"{where}: the namespace of the provided object ({ns}) does not "
-                            f"match the namespace sent on the request ({namespace})")
+    check_namespace(manifest, namespace, where)
     parse_typed(kind.from_manifest, {**manifest, "metadata": {
         **metadata_of(manifest), "namespace": namespace}}, where)
 

@@ -18,6 +18,7 @@ __all__ = [
     "CLUSTER_SCOPED",
     "HOSTNAME_LABEL",
     "PodFlags",
+    "check_namespace",
     "check_scope",
     "load_yaml_text",
     "manifest_pod_group",
@@ -118,3 +119,12 @@ def check_scope(kind: str, namespace: str | None, source: str) -> None:
     if not scoped and not namespace:
         raise WorkloadError(f'namespace not set for "{source}", but "{kind}" has scope '
                             '"namespace"')
+
+
+def check_namespace(manifest: Any, namespace: str, where: str) -> None:
+    """WorkloadError when the rendered object names a namespace other than the op's (an
+    object without one takes the op's), as upstream's create ops say it."""
+    ns = metadata_of(manifest).get("namespace")
+    if ns and ns != namespace:
+        raise WorkloadError(f"{where}: the namespace of the provided object ({ns}) does not "
+                            f"match the namespace sent on the request ({namespace})")
