@@ -55,7 +55,7 @@ class PodFactory:
         self._check(manifest, where)
         if source is None or source.is_static:
             pod = parse_typed(Pod.from_manifest, manifest, where, default_namespace=namespace)
-            _check_pod(pod, where)
+            _check_pod(pod, where, api.pod_groups)
             meta = metadata_of(manifest)
             self.base = pod
             self.fixed_name = meta.get("name") or ""
@@ -65,7 +65,7 @@ class PodFactory:
             # pods in a PodGroup: found when preparing (schedperf list), after a strict parse
             # (a typo in the group fields is bad input, not "unsupported")
             _check_pod(parse_typed(Pod.from_manifest, manifest, where,
-                                   default_namespace=namespace), where)
+                                   default_namespace=namespace), where, api.pod_groups)
 
     def _check(self, manifest: Any, where: str) -> None:
         _check_kind(manifest, where, "Pod")
@@ -87,7 +87,7 @@ class PodFactory:
         self._check(manifest, where)
         meta = metadata_of(manifest)
         pod = parse_typed(Pod.from_manifest, manifest, where, default_namespace=ns)
-        _check_pod(pod, where)
+        _check_pod(pod, where, self.api.pod_groups)
         if not meta.get("name"):
             pod.name = self.api.pod_name(ns, meta.get("generateName") or "")
             if not meta.get("uid"):
@@ -97,11 +97,12 @@ class PodFactory:
         return pod, pod_flags(manifest)
 
 
-def _check_pod(pod: Pod, where: str) -> None:
-    """A pod the core cannot schedule as upstream would makes the workload unsupported."""
+def _check_pod(pod: Pod, where: str, pod_groups: bool) -> None:
+    """A pod the core cannot schedule as upstream would makes the workload unsupported
+    (``pod_groups``: the GenericWorkload gate is on, a pod may name a PodGroup)."""
     if pod.spec.unsupported_volumes:
         raise UnsupportedWorkload(volume_reason(pod, where))
-    if pod.spec.pod_group:
+    if pod.spec.pod_group and not pod_groups:
         raise UnsupportedWorkload(pod_group_reason(pod, where))
 
 
