@@ -31,7 +31,7 @@ from scheduler_core.framework.interface import (
     PostFilterResult,
     Status,
 )
-from scheduler_core.framework.metrics import RESULT_SCHEDULED
+from scheduler_core.framework.metrics import RESULT_ERROR, RESULT_SCHEDULED, RESULT_UNSCHEDULABLE
 
 if TYPE_CHECKING:
     from scheduler_core.api.pod import Pod
@@ -55,6 +55,9 @@ class GroupStats:
     wasted_pods: int = 0  # pods assumed by the algorithm, released because the group failed
     # seconds (scheduler clock) from a group's first attempt to its last bind, per group
     latencies: list[float] = field(default_factory=list)
+    # (result, wall seconds) of each pod-group cycle, when the recorder is enabled (upstream's
+    # scheduler_podgroup_scheduling_attempt_duration_seconds)
+    attempt_seconds: list[tuple[str, float]] = field(default_factory=list)
     first_attempt: dict[str, float] = field(default_factory=dict)  # group key -> clock time
 
 
@@ -106,9 +109,14 @@ class PodGroupCycle:
             for q in live:
                 self._handle_failure(fwk, q, error, None, None)
             return
-        t0 = perf_counter()
+        rec = self.recorder.enabled
+        t0 = perf_counter() if rec else 0.0
         results, status = self._group_algorithm(fwk, pg, live)
         self._submit_group(fwk, key, live, results, status, t0)
+        if rec:
+            result = (RESULT_SCHEDULED if status is None else
+                      RESULT_UNSCHEDULABLE if status.is_rejected else RESULT_ERROR)
+            stats.attempt_seconds.append((result, perf_counter() - t0))
 
     # ------------------------------------------------------------------ the algorithm
     def _group_algorithm(self: Any, fwk: Framework, pg: PodGroup, live: list[Any]

@@ -428,3 +428,58 @@ def test_list_shows_upstream_gang_workloads_unsupported_only_with_composite_grou
     unsupported = [r for r in rows if r["supported"] == "no"]
     assert len(unsupported) == 7
     assert all("CompositePodGroup=true" in r["reason"] for r in unsupported)
+
+
+# --------------------------------------------------------------------------- running pod groups
+
+
+@pytest.mark.parametrize("topic", ["podgroup/basicscheduling", "podgroup/gangscheduling"])
+def test_upstream_integration_test_pod_group_workloads_run_ok(topic):
+    config = require_shared(NEXT_DIR / topic / "performance-config.yaml")
+    ran = 0
+    for tc in load_configs(config):
+        for w in tc.workloads:
+            if "integration-test" not in w.labels or w.feature_gates.get("CompositePodGroup"):
+                continue
+            result, run = execute_workload(tc, w)
+            assert result.status == "ok", (w.full_name, result.reason)
+            want = w.params["initPodGroups"] * w.params["podsPerGroup"]
+            assert result.scheduled_pods == want
+            assert run is not None and len(run.cluster.pod_groups) == w.params["initPodGroups"]
+            assert run.scheduler.group_stats.wasted_pods == 0
+            ran += 1
+    assert ran == 2
+
+
+def test_pod_group_metrics_reach_the_data_items(tmp_path):
+    (tc,) = load_configs(write_case(tmp_path, GANG_OPS, {"groups": 3, "podsPerGroup": 2},
+                                    GANG_TEMPLATES, {"GenericWorkload": True}))
+    result, _ = execute_workload(tc, tc.workloads[0])
+    assert result.status == "ok", result.reason
+    items = {i.labels["Metric"]: i for i in result.data_items}
+    assert items["schedperf_pod_groups"].data["Scheduled"] == 3
+    assert items["schedperf_pod_groups"].data["Unschedulable"] == 0
+    assert items["schedperf_pod_group_wasted_pods"].data["Count"] == 0
+    assert items["schedperf_pod_group_throughput"].unit == "groups/s"
+    assert items["schedperf_pod_group_throughput"].data["Average"] > 0
+    assert "Perc99" in items["schedperf_pod_group_scheduling_duration_seconds"].data
+    attempts = [i for i in result.data_items
+                if i.labels["Metric"] == "scheduler_podgroup_scheduling_attempt_duration_seconds"]
+    assert [i.labels["result"] for i in attempts] == ["scheduled"]
+
+
+def test_wasted_pods_of_a_gang_that_cannot_fit_are_reported(tmp_path):
+    too_big = GANG_POD.replace("    name: pause\n", "    name: pause\n    resources:\n"
+                               "      requests:\n        cpu: \"3\"\n")
+    (tc,) = load_configs(write_case(tmp_path, GANG_OPS, {"groups": 1, "podsPerGroup": 5},
+                                    {**GANG_TEMPLATES, "gang-pod.yaml": too_big},
+                                    {"GenericWorkload": True}))
+    result, run = execute_workload(tc, tc.workloads[0])
+    assert run is not None and run.cluster.assumed == set()
+    assert result.scheduled_pods == 0
+    items = {i.labels["Metric"]: i for i in result.data_items}
+    failed = items["schedperf_pod_groups"].data["Unschedulable"]
+    assert failed >= 1 and items["schedperf_pod_groups"].data["Scheduled"] == 0
+    # each failed attempt placed one pod per node (4 nodes of 4 CPU), then released them
+    assert items["schedperf_pod_group_wasted_pods"].data["Count"] == 4 * failed
+    assert "schedperf_pod_group_throughput" not in items
