@@ -483,3 +483,18 @@ def test_wasted_pods_of_a_gang_that_cannot_fit_are_reported(tmp_path):
     # each failed attempt placed one pod per node (4 nodes of 4 CPU), then released them
     assert items["schedperf_pod_group_wasted_pods"].data["Count"] == 4 * failed
     assert "schedperf_pod_group_throughput" not in items
+
+
+def test_group_preemption_workloads_stay_unsupported_with_the_fields_named():
+    config = require_shared(NEXT_DIR / "default_preemption" / "performance-config.yaml")
+    seen = 0
+    for tc in load_configs(config):
+        if tc.name != "PreemptionPodGroupDisruptionMode":
+            continue
+        for w in tc.workloads:
+            reason = support_reason(tc, w) or ""
+            assert "spec.priority" in reason and "not modelled" in reason, w.full_name
+            if w.params.get("disruptionMode"):
+                assert "spec.disruptionMode" in reason
+            seen += 1
+    assert seen == 6

@@ -23,6 +23,7 @@ __all__ = [
     "prepare_create_composite_pod_groups",
     "prepare_create_pod_groups",
     "run_create_pod_groups",
+    "unmodelled_group_fields",
 ]
 
 
@@ -30,25 +31,47 @@ def _indices(count: int) -> list[int]:
     return [0] if count <= 1 else [0, count - 1]
 
 
-def _check_object(kind: type, want: str, manifest: Any, where: str, namespace: str) -> None:
+def _check_object(kind: type, want: str, manifest: Any, where: str, namespace: str) -> Any:
     if not isinstance(manifest, dict):
         raise WorkloadError(f"{where}: expected a {want} manifest (a mapping)")
     got = manifest.get("kind")
     if got != want:
         raise WorkloadError(f'{where}: expected kind "{want}", got "{got}"')
     check_namespace(manifest, namespace, where)
-    parse_typed(kind.from_manifest, {**manifest, "metadata": {
+    return parse_typed(kind.from_manifest, {**manifest, "metadata": {
         **metadata_of(manifest), "namespace": namespace}}, where)
+
+
+def unmodelled_group_fields(pg: PodGroup) -> str | None:
+    """Why the core cannot schedule this PodGroup as upstream would (None: it can): fields of
+    group preemption, topology-aware placement, multi-level groups and shared claims."""
+    fields = [name for name, used in (
+        ("spec.priority", pg.priority is not None),
+        ("spec.disruptionMode", bool(pg.disruption_mode)),
+        ("spec.schedulingConstraints.topology", bool(pg.topology_keys)),
+        ("spec.parentCompositePodGroupName", bool(pg.parent)),
+        ("spec.resourceClaims", bool(pg.resource_claims))) if used]
+    if not fields:
+        return None
+    return (f"PodGroup {pg.name}: {', '.join(fields)}: group priority and preemption, "
+            "topology-aware placement, multi-level groups and shared claims are not modelled "
+            "by scheduler_core's pod-group cycle")
 
 
 def prepare_create_pod_groups(ctx: OpContext, index: int, op: CreatePodGroups) -> TemplateFile:
     assert op.template_path is not None  # decode requires it
     tf = TemplateFile(op.template_path, op.template_params)
+    reasons = []
     for i in _indices(op.count):
-        _check_object(PodGroup, "PodGroup", tf.manifest(i, op.count),
-                      f"{tf.source} (Index {i})", op.namespace)
+        where = f"{tf.source} (Index {i})"
+        pg = _check_object(PodGroup, "PodGroup", tf.manifest(i, op.count), where, op.namespace)
+        reason = unmodelled_group_fields(pg)
+        if reason:
+            reasons.append(f"{where}: {reason}")
     if not ctx.api.pod_groups:
         raise UnsupportedWorkload(POD_GROUP_REASON)
+    if reasons:
+        raise UnsupportedWorkload(reasons[0])
     return tf
 
 
@@ -65,6 +88,9 @@ def run_create_pod_groups(ctx: OpContext, index: int, op: CreatePodGroups) -> No
         check_namespace(manifest, op.namespace, where)
         pg = parse_typed(PodGroup.from_manifest, {**manifest, "metadata": {
             **metadata_of(manifest), "namespace": op.namespace}}, where)
+        reason = unmodelled_group_fields(pg)
+        if reason:
+            raise UnsupportedWorkload(f"{where}: {reason}")
         try:
             ctx.cluster.add_pod_group(pg)
         except ClusterError as exc:
