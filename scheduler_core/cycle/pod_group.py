@@ -4,10 +4,11 @@ mixed into the Scheduler::
     schedule_pod_group         scheduleOnePodGroup: the popped pod's pending group members
     ├── _group_algorithm       podGroupSchedulingDefaultAlgorithm: each pod in queue order
     │                          through schedule_pod (the vectorised filter/score), assumed and
-    │                          reserved; PlacementFeasible after each; then everything reverted
-    └── _submit_group          submitPodGroupAlgorithmResult: on success each placed pod is
-                               assumed again, Reserve, Permit (GangScheduling waits for the
-                               quorum) and bound; otherwise every member fails
+    │                          reserved; PlacementFeasible after each; everything reverted
+    │                          when the group is unschedulable
+    └── _submit_group          submitPodGroupAlgorithmResult: on success each placed pod (still
+                               assumed and reserved) goes through Permit (GangScheduling: the
+                               quorum) and is bound; otherwise every member fails
 
 A group is placed all or nothing: when ``minCount`` cannot be met the assumptions the
 algorithm made are undone and no pod binds (``GroupStats.wasted_pods`` counts them).
@@ -69,6 +70,7 @@ class MemberResult:
     node: str = ""
     status: Status | None = None  # None: placed on ``node``
     diagnosis: Diagnosis | None = None
+    state: CycleState | None = None  # the pod's cycle state (assumed and reserved with it)
 
 
 class PodGroupCycle:
@@ -123,8 +125,11 @@ class PodGroupCycle:
                          ) -> tuple[list[MemberResult], Status | None]:
         """podGroupSchedulingDefaultAlgorithm over the whole node table. Returns each tried
         pod's result (in order; the loop stops early when ``minCount`` is out of reach) and
-        the group's status (None: schedulable). Every assumption is undone before it
-        returns."""
+        the group's status (None: schedulable). When the group is not schedulable every
+        assumption is undone before it returns; when it is, the placed pods stay assumed and
+        reserved for ``_submit_group`` (upstream reverts them and assumes and reserves them
+        again on the same nodes: the same state, one Reserve instead of Reserve, Unreserve,
+        Reserve)."""
         cluster = self.cluster
         feasible = fwk.placement_feasible
         scheduled = cluster.group_scheduled.get(f"{pg.namespace}/{pg.name}", 0)
@@ -135,10 +140,11 @@ class PodGroupCycle:
         any_placed = False
         if status is None or status.code == Code.WAIT:
             for q in live:
-                res, state = self._place_member(fwk, q)
+                res = self._place_member(fwk, q)
                 results.append(res)
                 if res.status is None:
-                    reverts.append((state, q.pod, res.node))
+                    assert res.state is not None
+                    reverts.append((res.state, q.pod, res.node))
                 elif not res.status.is_rejected:  # an error ends the algorithm
                     status = Status(Code.ERROR, (
                         f"failed to schedule other pod from a pod group: {res.status.message}",))
@@ -154,18 +160,19 @@ class PodGroupCycle:
             status = Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
         if status is None and not any_placed:
             status = Status(Code.UNSCHEDULABLE, (_UNSCHEDULABLE,))
-        for state, pod, node in reversed(reverts):  # revertFns, last in first out
-            fwk.run_unreserve(state, pod, node)
-            cluster.forget(pod)
         if status is not None:
+            for state, pod, node in reversed(reverts):  # revertFns, last in first out
+                fwk.run_unreserve(state, pod, node)
+                cluster.forget(pod)
             self.group_stats.wasted_pods += len(reverts)
         return results, status
 
-    def _place_member(self: Any, fwk: Framework, q: Any) -> tuple[MemberResult, CycleState]:
+    def _place_member(self: Any, fwk: Framework, q: Any) -> MemberResult:
         """podGroupPodSchedulingAlgorithm: schedule_pod, then assume and Reserve (no PostFilter
         for a pod of a group, as upstream)."""
         pod = q.pod
         state = CycleState()
+        state.write(PODS_TO_ACTIVATE, {})
         self._cycle_pod, self._nominated_memo = pod, None
         try:
             result: ScheduleResult = self.schedule_pod(fwk, state, pod, None)
@@ -176,14 +183,14 @@ class PodGroupCycle:
             status = result.status
             if status is None:  # no node fits
                 status = Status(Code.UNSCHEDULABLE, (FitError(pod.key, result.diagnosis).message,))
-            return MemberResult(q, "", status, result.diagnosis), state
+            return MemberResult(q, "", status, result.diagnosis)
         self.cluster.assume(pod, node)
         status = fwk.run_reserve(state, pod, node)
         if status is not None:
             fwk.run_unreserve(state, pod, node)
             self.cluster.forget(pod)
-            return MemberResult(q, "", status, _rejected_by(status)), state
-        return MemberResult(q, node), state
+            return MemberResult(q, "", status, _rejected_by(status))
+        return MemberResult(q, node, state=state)
 
     # ------------------------------------------------------------------ the result
     def _submit_group(self: Any, fwk: Framework, key: str, live: list[Any],
@@ -197,7 +204,8 @@ class PodGroupCycle:
             for q in live:
                 res = tried.get(id(q))
                 if res is not None and res.status is None:
-                    self._commit_member(fwk, q, res.node, t0)
+                    assert res.state is not None
+                    self._commit_member(fwk, q, res.node, res.state, t0)
                 else:
                     self._member_failed(fwk, q, res, None)
             if self.waiting:
@@ -239,18 +247,15 @@ class PodGroupCycle:
         else:
             self._handle_failure(fwk, q, status, None, None)
 
-    def _commit_member(self: Any, fwk: Framework, q: Any, node: str, t0: float) -> None:
-        """prepareForBindingCycle and the binding cycle for one placed pod."""
+    def _commit_member(self: Any, fwk: Framework, q: Any, node: str, state: CycleState,
+                       t0: float) -> None:
+        """prepareForBindingCycle (the pod is still assumed and reserved on ``node``: Permit)
+        and the binding cycle for one placed pod."""
         pod = q.pod
-        state = CycleState()
-        state.write(PODS_TO_ACTIVATE, {})
-        self.cluster.assume(pod, node)
-        status = fwk.run_reserve(state, pod, node)
-        if status is None:
-            status, waits = fwk.run_permit(state, pod, node)
-            if status is None and waits:
-                self._hold_at_permit(fwk, state, q, node, waits, t0)
-                return
+        status, waits = fwk.run_permit(state, pod, node)
+        if status is None and waits:
+            self._hold_at_permit(fwk, state, q, node, waits, t0)
+            return
         if status is not None:
             fwk.run_unreserve(state, pod, node)
             self.cluster.forget(pod)
