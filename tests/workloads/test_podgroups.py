@@ -498,3 +498,19 @@ def test_group_preemption_workloads_stay_unsupported_with_the_fields_named():
                 assert "spec.disruptionMode" in reason
             seen += 1
     assert seen == 6
+
+
+def test_templated_pods_parsed_once_per_manifest_keep_their_own_identity(tmp_path):
+    """Pods whose manifests differ only in their name are parsed once (the factory's memo):
+    each still gets its own name, uid, labels and group."""
+    (tc,) = load_configs(write_case(tmp_path, GANG_OPS, {"groups": 3, "podsPerGroup": 4},
+                                    GANG_TEMPLATES, {"GenericWorkload": True}))
+    result, run = execute_workload(tc, tc.workloads[0])
+    assert result.status == "ok", result.reason
+    pods = sorted(run.cluster.pods.values(), key=lambda p: int(p.name.split("-")[1]))
+    assert [p.name for p in pods] == [f"p-{i}" for i in range(12)]
+    assert [p.spec.pod_group for p in pods] == [f"gang-{i // 4}" for i in range(12)]
+    assert len({p.uid for p in pods}) == 12 and all(p.uid == f"ns/{p.name}" for p in pods)
+    assert len({id(p.labels) for p in pods}) == 12
+    assert all(p.labels["signature"].startswith("signature-label-") for p in pods)
+    assert len({id(p.spec) for p in pods}) == 3  # one parse per group's manifest

@@ -4,6 +4,7 @@ each index, with upstream's labels (``signature``, the hostname, the node prepar
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from scheduler_core.api import Node, Pod
@@ -50,6 +51,8 @@ class PodFactory:
         self.fixed_name = ""
         self.prefix = ""
         self.flags: PodFlags = (False, False)
+        # templated pods: the last few parsed pods by manifest-without-name (_memo_key)
+        self._memo: dict[str, Pod] = {}
         where = source.source if source is not None else "built-in pod"
         manifest = source.manifest(0, 1) if source is not None else DEFAULT_POD
         self._check(manifest, where)
@@ -86,8 +89,17 @@ class PodFactory:
         where = f"{self.source.source} (Index {index})"
         self._check(manifest, where)
         meta = metadata_of(manifest)
-        pod = parse_typed(Pod.from_manifest, manifest, where, default_namespace=ns)
-        _check_pod(pod, where, self.api.pod_groups)
+        key = _memo_key(manifest, meta)
+        base = self._memo.get(key) if key is not None else None
+        if base is not None:  # the same manifest but for its name: parsed already
+            pod = base.clone(meta["name"], ns)
+        else:
+            pod = parse_typed(Pod.from_manifest, manifest, where, default_namespace=ns)
+            _check_pod(pod, where, self.api.pod_groups)
+            if key is not None:
+                if len(self._memo) >= _MEMO_SIZE:
+                    del self._memo[next(iter(self._memo))]
+                self._memo[key] = pod.clone()
         if not meta.get("name"):
             pod.name = self.api.pod_name(ns, meta.get("generateName") or "")
             if not meta.get("uid"):
@@ -95,6 +107,28 @@ class PodFactory:
         pod.namespace = ns
         pod.labels["signature"] = f"signature-label-{index // self.batch}"
         return pod, pod_flags(manifest)
+
+
+_MEMO_SIZE = 64
+
+
+def _memo_key(manifest: Any, meta: Any) -> str | None:
+    """The manifest without ``metadata.name`` as canonical JSON: two templated pods with the
+    same key parse to the same pod but for its name (and the uid derived from it). None when
+    the pod's identity comes from elsewhere (generateName, uid) or the name is not a string."""
+    name = meta.get("name")
+    if not isinstance(name, str) or not name or "uid" in meta or "generateName" in meta:
+        return None
+    rest = {**manifest, "metadata": {k: v for k, v in meta.items() if k != "name"}}
+    try:
+        return json.dumps(rest, sort_keys=True, default=_tagged)
+    except (TypeError, ValueError):  # keys of mixed types, circular data: parse as usual
+        return None
+
+
+def _tagged(value: Any) -> str:
+    """A YAML value JSON has no type for (a date...), tagged so it never equals a string."""
+    return f"\x00{type(value).__name__}:{value!r}"
 
 
 def _check_pod(pod: Pod, where: str, pod_groups: bool) -> None:
