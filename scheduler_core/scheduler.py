@@ -316,8 +316,14 @@ class Scheduler(SchedulePod, PodGroupCycle):
 
     def _group_event(self, key: str, event: ClusterEvent, old: Any, new: Any) -> None:
         """An event that may complete pod group ``key``: its gated pods are asked again (the
-        gating plugin's hints decide; upstream's queue keeps them with the group)."""
-        members = self.cluster.group_pods.get(key)
+        gating plugin's hints decide; upstream's queue keeps them with the group). Skipped
+        while the group cannot pass GangScheduling's PreEnqueue anyway (no PodGroup, or fewer
+        pods than ``minCount``), so adding the pods of a large gang stays linear."""
+        cluster = self.cluster
+        members = cluster.group_pods.get(key)
+        pg = cluster.pod_groups.get(key)
+        if pg is None or (pg.policy.gang and len(members or ()) < pg.policy.min_count):
+            return
         if members:
             self.queue.requeue_gated([p.uid for p in members.values() if not p.node_name],
                                      event, old, new)

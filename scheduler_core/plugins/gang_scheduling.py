@@ -66,6 +66,8 @@ class GangScheduling:
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
         self._handle = handle
+        # group key -> uids of the pods Permit told to wait (the ones a quorum lets go)
+        self._held: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ PreEnqueue
     def pre_enqueue(self, pod: Pod) -> Status | None:
@@ -114,15 +116,15 @@ class GangScheduling:
         if not pg.policy.gang:
             return None, 0.0
         if cluster.group_scheduled.get(key, 0) < pg.policy.min_count:
+            self._held.setdefault(key, set()).add(pod.uid)
             return (Status(Code.WAIT, ("waiting for minCount pods from a gang to be scheduled",),
                            NAME), PERMIT_TIMEOUT)
-        # quorum: every member held here may go
-        assumed = cluster.assumed
-        for member in cluster.group_pods.get(key, {}).values():
-            if member.key in assumed and member is not pod:
-                waiting = handle.get_waiting_pod(member.uid)
-                if waiting is not None:
-                    waiting.allow(NAME)
+        # quorum: every assumed member waiting here may go (upstream walks the group's assumed
+        # pods; the ones this plugin held are those)
+        for uid in self._held.pop(key, ()):
+            waiting = handle.get_waiting_pod(uid)
+            if waiting is not None and uid != pod.uid:
+                waiting.allow(NAME)
         return None, 0.0
 
     # ------------------------------------------------------------------ EnqueueExtensions

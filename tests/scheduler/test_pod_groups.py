@@ -210,3 +210,44 @@ def test_permit_waits_for_the_quorum_and_times_out_on_the_injected_clock(make_sc
     assert sched.waiting == {} and cluster.assumed == set() and bound(cluster) == {}
     assert sched.failures["default/a"] == (
         "rejected due to timeout after waiting 300s at plugin GangScheduling")
+
+
+def test_permit_holds_members_until_the_quorum_then_lets_them_go():
+    from scheduler_core.cluster.store import Cluster
+    from scheduler_core.framework.interface import Code, CycleState
+
+    cluster = Cluster()
+    for n in nodes(2):
+        cluster.add_node(n)
+    cluster.add_pod_group(group("g", 2))
+    a, b = member("a", "g"), member("b", "g")
+    cluster.add_pod(a)
+    cluster.add_pod(b)
+    allowed: list[str] = []
+
+    class Waiting:
+        def __init__(self, uid: str) -> None:
+            self.uid = uid
+
+        def allow(self, plugin: str) -> None:
+            allowed.append(f"{self.uid}:{plugin}")
+
+    class Handle:
+        def __init__(self) -> None:
+            self.cluster = cluster
+
+        def get_waiting_pod(self, uid: str) -> Any:
+            return Waiting(uid)
+
+    plugin = gs.GangScheduling(None, Handle())
+    cluster.assume(a, "n0")
+    status, timeout = plugin.permit(CycleState(), a, "n0")
+    assert status is not None and status.code == Code.WAIT and timeout == gs.PERMIT_TIMEOUT
+    assert allowed == []
+    cluster.assume(b, "n1")
+    assert plugin.permit(CycleState(), b, "n1") == (None, 0.0)
+    assert allowed == [f"{a.uid}:GangScheduling"]
+    assert plugin.placement_feasible(group("g", 2), 1, 0).code == Code.UNSCHEDULABLE
+    assert plugin.placement_feasible(group("g", 2), 1, 1).code == Code.WAIT
+    assert plugin.placement_feasible(group("g", 2), 2, 0) is None
+    assert plugin.placement_feasible(group("g"), 0, 1).code == Code.WAIT
