@@ -33,6 +33,7 @@ from scheduler_core.framework.interface import (
     Status,
 )
 from scheduler_core.framework.metrics import RESULT_ERROR, RESULT_SCHEDULED, RESULT_UNSCHEDULABLE
+from scheduler_core.plugins.names import GANG_SCHEDULING
 
 if TYPE_CHECKING:
     from scheduler_core.api.pod import Pod
@@ -105,6 +106,14 @@ class PodGroupCycle:
         stats.cycles += 1
         stats.first_attempt.setdefault(key, self.clock.now())
         pg = cluster.pod_groups.get(key)
+        if pg is None:  # deleted since its pods were queued: they wait for it again
+            stats.unschedulable += 1
+            status = Status.unresolvable(
+                f'waiting for pods\'s pod group "{first.pod.spec.pod_group}" to appear in '
+                "scheduling queue", plugin=GANG_SCHEDULING)
+            for q in live:
+                self._handle_failure(fwk, q, status, _rejected_by(status), None)
+            return
         error = _validate(pg, key, live)
         if error is not None:
             stats.errors += 1
@@ -274,10 +283,8 @@ class PodGroupCycle:
         self.queue.done(pod.uid)
 
 
-def _validate(pg: PodGroup | None, key: str, live: list[Any]) -> Status | None:
-    """validatePodGroup: the group exists and its pods share one schedulerName."""
-    if pg is None:
-        return Status(Code.ERROR, (f"pod group {key} not found",))
+def _validate(pg: PodGroup, key: str, live: list[Any]) -> Status | None:
+    """validatePodGroup: the group's pods share one schedulerName."""
     names = {q.pod.scheduler_name for q in live}
     if len(names) > 1:
         return Status(Code.ERROR, (

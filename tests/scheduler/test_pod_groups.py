@@ -251,3 +251,20 @@ def test_permit_holds_members_until_the_quorum_then_lets_them_go():
     assert plugin.placement_feasible(group("g", 2), 1, 1).code == Code.WAIT
     assert plugin.placement_feasible(group("g", 2), 2, 0) is None
     assert plugin.placement_feasible(group("g"), 0, 1).code == Code.WAIT
+
+
+def test_pods_of_a_deleted_pod_group_wait_for_it_again(gang_scheduler):
+    cluster, sched = gang_scheduler(nodes(2, cpu="1"))
+    cluster.add_pod_group(group("g"))
+    for name in ("a", "b", "c"):
+        cluster.add_pod(member(name, "g", cpu="600m"))
+    sched.run_until_idle()
+    assert set(bound(cluster)) == {"a", "b"}  # basic: what fits is placed
+    cluster.delete("PodGroup", "default/g")
+    cluster.add_node(nodes(3, cpu="1")[2])  # room for c, but its group is gone
+    sched.run_until_idle()
+    assert "c" not in bound(cluster)
+    assert sched.failures["default/c"].startswith('waiting for pods\'s pod group "g"')
+    cluster.add_pod_group(group("g"))  # GangScheduling's hint requeues c
+    sched.run_until_idle()
+    assert bound(cluster)["c"] == "n2"
