@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
+from scheduler_core.cycle.result import CycleRecord
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.interface import (
     PODS_TO_ACTIVATE,
@@ -182,16 +183,21 @@ class PodGroupCycle:
         pod = q.pod
         state = CycleState()
         state.write(PODS_TO_ACTIVATE, {})
+        record = CycleRecord(pod, q.attempts, fwk.profile_name) if self.record_cycles else None
         self._cycle_pod, self._nominated_memo = pod, None
         try:
-            result: ScheduleResult = self.schedule_pod(fwk, state, pod, None)
+            result: ScheduleResult = self.schedule_pod(fwk, state, pod, record)
         finally:
             self._cycle_pod = self._nominated_memo = None
+        if record is not None:  # the decisions log: this pod's evaluation in the group
+            self.cycles.append(record)
         node = result.suggested_host
         if not node:
             status = result.status
             if status is None:  # no node fits
                 status = Status(Code.UNSCHEDULABLE, (FitError(pod.key, result.diagnosis).message,))
+            if record is not None:
+                record.status = status
             return MemberResult(q, "", status, result.diagnosis)
         self.cluster.assume(pod, node)
         status = fwk.run_reserve(state, pod, node)

@@ -268,3 +268,14 @@ def test_pods_of_a_deleted_pod_group_wait_for_it_again(gang_scheduler):
     cluster.add_pod_group(group("g"))  # GangScheduling's hint requeues c
     sched.run_until_idle()
     assert bound(cluster)["c"] == "n2"
+
+
+def test_group_members_evaluations_are_recorded_for_the_decisions_log(gang_scheduler):
+    cluster, sched = gang_scheduler(nodes(2, cpu="1"), record_cycles=True)
+    cluster.add_pod_group(group("g", 3))
+    for name in ("a", "b", "c"):
+        cluster.add_pod(member(name, "g", cpu="600m"))
+    sched.run_until_idle()
+    assert [(r.pod.name, r.selected is not None) for r in sched.cycles] == [
+        ("a", True), ("b", True), ("c", False)]
+    assert sched.cycles[2].status is not None
