@@ -53,6 +53,9 @@ class GroupStats:
 
     cycles: int = 0
     scheduled: int = 0  # group cycles that placed their group
+    # groups whose first successful cycle has happened (upstream's PodGroupInitiallyScheduled
+    # condition turning True): their number is what groups/s counts
+    initially_scheduled: set[str] = field(default_factory=set)
     unschedulable: int = 0
     errors: int = 0
     wasted_pods: int = 0  # pods assumed by the algorithm, released because the group failed
@@ -216,6 +219,7 @@ class PodGroupCycle:
         tried = {id(r.qpi): r for r in results}
         if status is None:
             stats.scheduled += 1
+            stats.initially_scheduled.add(key)
             for q in live:
                 res = tried.get(id(q))
                 if res is not None and res.status is None:

@@ -514,3 +514,18 @@ def test_templated_pods_parsed_once_per_manifest_keep_their_own_identity(tmp_pat
     assert len({id(p.labels) for p in pods}) == 12
     assert all(p.labels["signature"].startswith("signature-label-") for p in pods)
     assert len({id(p.spec) for p in pods}) == 3  # one parse per group's manifest
+
+
+def test_group_throughput_counts_a_basic_group_once(tmp_path):
+    basic = PODGROUP_TEMPLATE.replace("    gang:\n      minCount: {{.podsPerGroup}}\n",
+                                      "    basic: {}\n")
+    (tc,) = load_configs(write_case(tmp_path, GANG_OPS, {"groups": 3, "podsPerGroup": 4},
+                                    {**GANG_TEMPLATES, "podgroup.yaml": basic},
+                                    {"GenericWorkload": True}))
+    result, run = execute_workload(tc, tc.workloads[0])
+    assert result.status == "ok", result.reason
+    items = {i.labels["Metric"]: i for i in result.data_items}
+    # pods of a basic group pass PreEnqueue one by one: one successful cycle per pod
+    assert items["schedperf_pod_groups"].data["Scheduled"] == 12
+    assert run is not None and run.scheduler.group_stats.initially_scheduled == {
+        "ns/gang-0", "ns/gang-1", "ns/gang-2"}

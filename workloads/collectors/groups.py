@@ -1,7 +1,8 @@
 """Pod-group metrics of one collection window (GenericWorkload runs): groups scheduled per
-second (sampled as SchedulingThroughput is), the time from a group's first attempt to its last
-bind (a histogram), the pod-group cycles by result, and the wasted work: pods the pod-group
-algorithm assumed, then released because their group did not fit.
+second (groups placed for the first time, sampled as SchedulingThroughput is), the time from a
+group's first attempt to its last bind (a histogram), the pod-group cycles by result, and the
+wasted work: pods the pod-group algorithm assumed, then released because their group did not
+fit.
 
 It reads the scheduler's ``GroupStats`` (``scheduler_core.cycle.pod_group``) as differences
 from the window's start, so a window sees only its own groups.
@@ -30,8 +31,9 @@ class GroupCollector:
 
     def start(self) -> None:
         s = self.stats
-        self._start = {"scheduled": s.scheduled, "unschedulable": s.unschedulable,
-                       "errors": s.errors, "cycles": s.cycles, "wasted": s.wasted_pods,
+        self._start = {"scheduled": s.scheduled, "placed": len(s.initially_scheduled),
+                       "unschedulable": s.unschedulable, "errors": s.errors,
+                       "cycles": s.cycles, "wasted": s.wasted_pods,
                        "latencies": len(s.latencies), "attempts": len(s.attempt_seconds)}
         if self.wall_clock:
             self.throughput = ThroughputCollector(scheduled=self.scheduled, now=self.now,
@@ -39,8 +41,9 @@ class GroupCollector:
             self.throughput.start()
 
     def scheduled(self) -> int:
-        """Groups placed since the window opened."""
-        return self.stats.scheduled - self._start["scheduled"]
+        """Groups placed for the first time (PodGroupInitiallyScheduled) since the window
+        opened; a basic group whose pods arrive one by one counts once."""
+        return len(self.stats.initially_scheduled) - self._start["placed"]
 
     def tick(self) -> None:
         if self.throughput is not None:
