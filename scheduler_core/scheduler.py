@@ -24,6 +24,7 @@ from scheduler_core.api.node import Node
 from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.events import ADDED, DELETED, MODIFIED, EventType, WatchEvent
 from scheduler_core.cluster.store import Cluster
+from scheduler_core.cycle.pod_group import GroupStats, PodGroupCycle
 from scheduler_core.cycle.result import CycleRecord, ScheduleResult
 from scheduler_core.cycle.schedule_pod import SchedulePod
 from scheduler_core.errors import UnknownSchedulerError
@@ -48,7 +49,9 @@ from scheduler_core.framework.metrics import (
 )
 from scheduler_core.framework.runtime import Framework
 from scheduler_core.nodetable.accounting import SlotPods
+from scheduler_core.plugins.gang_scheduling import EVENT_POD_GROUP_ADD, EVENT_POD_GROUP_UPDATE
 from scheduler_core.queue.clock import Clock, FakeClock
+from scheduler_core.queue.events import EVENT_ASSIGNED_POD_ADD, EVENT_UNSCHEDULED_POD_ADD
 from scheduler_core.queue.scheduling_queue import PriorityQueue
 
 if TYPE_CHECKING:
@@ -166,8 +169,11 @@ class AttemptObserver(Protocol):
                       status: Status | None) -> None: ...
 
 
-class Scheduler(SchedulePod):
-    """One scheduling loop over one cluster, with one framework per profile (schedulerName)."""
+class Scheduler(SchedulePod, PodGroupCycle):
+    """One scheduling loop over one cluster, with one framework per profile (schedulerName).
+
+    ``generic_workload`` is the GenericWorkload feature gate (v1.37): on, a pod naming a
+    PodGroup is scheduled with its group in the pod-group cycle (``cycle.pod_group``)."""
 
     def __init__(
         self,
@@ -183,8 +189,11 @@ class Scheduler(SchedulePod):
         pod_initial_backoff: float = 1.0,
         pod_max_backoff: float = 10.0,
         record_cycles: bool = False,
+        generic_workload: bool = False,
     ) -> None:
         self.cluster = cluster
+        self.generic_workload = generic_workload
+        self.group_stats = GroupStats()
         self.clock: Clock = clock or FakeClock()
         self.rng = np.random.default_rng(seed)
         self.recorder: MetricsRecorder = recorder or NoopRecorder()
@@ -261,6 +270,9 @@ class Scheduler(SchedulePod):
                 else:
                     self.ignored[new.key] = IgnoredPod(new.namespace, new.name,
                                                        new.scheduler_name)
+                if self.generic_workload and new.spec.pod_group:
+                    self._group_event(self.cluster.group_key(new), EVENT_ASSIGNED_POD_ADD
+                                      if new.node_name else EVENT_UNSCHEDULED_POD_ADD, None, new)
             elif ev.type is MODIFIED:
                 if not old.node_name and new.node_name:  # bound
                     q.delete(new)
@@ -290,6 +302,10 @@ class Scheduler(SchedulePod):
                 q.move_all_to_active_or_backoff(_cluster_event("Node", ActionType.DELETE),
                                                 ev.old, None)
         else:
+            if kind == "PodGroup" and ev.type is not DELETED and self.generic_workload:
+                pg = ev.new
+                self._group_event(f"{pg.namespace}/{pg.name}", EVENT_POD_GROUP_ADD
+                                  if ev.type is ADDED else EVENT_POD_GROUP_UPDATE, ev.old, pg)
             if kind == "Namespace" and ev.type is not ADDED:
                 index = self.cluster.table.indexes.get("selector-counts")
                 if index is not None:
@@ -297,6 +313,20 @@ class Scheduler(SchedulePod):
             action = {ADDED: ActionType.ADD, DELETED: ActionType.DELETE}.get(
                 ev.type, ActionType.UPDATE)
             q.move_all_to_active_or_backoff(_cluster_event(kind, action), ev.old, ev.new)
+
+    def _group_event(self, key: str, event: ClusterEvent, old: Any, new: Any) -> None:
+        """An event that may complete pod group ``key``: its gated pods are asked again (the
+        gating plugin's hints decide; upstream's queue keeps them with the group). Skipped
+        while the group cannot pass GangScheduling's PreEnqueue anyway (no PodGroup, or fewer
+        pods than ``minCount``), so adding the pods of a large gang stays linear."""
+        cluster = self.cluster
+        members = cluster.group_pods.get(key)
+        pg = cluster.pod_groups.get(key)
+        if pg is None or (pg.policy.gang and len(members or ()) < pg.policy.min_count):
+            return
+        if members:
+            self.queue.requeue_gated([p.uid for p in members.values() if not p.node_name],
+                                     event, old, new)
 
     # ------------------------------------------------------------------ the loop
     def schedule_one(self) -> bool:
@@ -311,6 +341,9 @@ class Scheduler(SchedulePod):
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is None or pod.deletion_timestamp is not None or pod.node_name:
             self.queue.done(pod.uid)
+            return True
+        if self.generic_workload and pod.spec.pod_group:
+            self.schedule_pod_group(fwk, qpi)
             return True
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
@@ -433,6 +466,16 @@ class Scheduler(SchedulePod):
             return result
         finally:
             self._cycle_pod = self._nominated_memo = None
+
+    def _hold_at_permit(self, fwk: Framework, state: CycleState, qpi: Any, node: str,
+                        waits: dict[str, float], started: float) -> None:
+        """Permit said Wait: the pod waits in ``waiting`` (its binding cycle runs once
+        allowed; ``_process_waiting``)."""
+        now = self.clock.now()
+        deadlines = {name: now + t for name, t in waits.items()}
+        wp = PodAtPermit(qpi.pod, fwk, state, node, qpi, deadlines, waits)
+        wp.started = started
+        self.waiting[qpi.pod.uid] = wp
 
     def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
                      ) -> ScheduleResult:

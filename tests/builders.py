@@ -179,6 +179,11 @@ class PodBuilder:
         self._spec["schedulingGates"] = [{"name": n} for n in names]
         return self
 
+    def group(self, name: str) -> PodBuilder:
+        """``spec.schedulingGroup.podGroupName``."""
+        self._spec["schedulingGroup"] = {"podGroupName": name}
+        return self
+
     def priority(self, value: int) -> PodBuilder:
         self._spec["priority"] = value
         return self

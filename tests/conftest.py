@@ -56,8 +56,9 @@ def make_scheduler() -> Callable[..., tuple[Cluster, Scheduler]]:
         for n in nodes:
             cluster.add_node(n)
         cfg = parse_config(config) if config is not None else SchedulerConfig()
-        sched = Scheduler(cluster, lambda h: build_frameworks(cfg, h), clock=clock, seed=seed,
-                          **kw)
+        gw = bool(kw.get("generic_workload", False))
+        sched = Scheduler(cluster, lambda h: build_frameworks(cfg, h, generic_workload=gw),
+                          clock=clock, seed=seed, **kw)
         return cluster, sched
 
     return factory

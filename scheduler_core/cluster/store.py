@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from scheduler_core.api.node import Node
 from scheduler_core.api.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from scheduler_core.api.pod import Pod
+from scheduler_core.api.podgroup import PodGroup
 from scheduler_core.cluster.events import ADDED, DELETED, MODIFIED, EventType, WatchEvent
 from scheduler_core.errors import AlreadyExistsError, ClusterError, NotFoundError
 from scheduler_core.nodetable.table import NodeTable
@@ -33,7 +34,8 @@ Subscriber = Callable[[WatchEvent], None]
 
 
 class Cluster:
-    """Nodes, pods, namespaces, priority classes, PDBs and services, with watch events."""
+    """Nodes, pods, namespaces, priority classes, PDBs, services and PodGroups, with watch
+    events."""
 
     def __init__(self, *, capacity: int = 1024, clock: Callable[[], float] | None = None) -> None:
         self.table = NodeTable(capacity)
@@ -43,6 +45,12 @@ class Cluster:
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.services: dict[str, Service] = {}
         self.assumed: set[str] = set()  # pod keys assumed but not yet bound
+        # PodGroups by "namespace/name"; the pods naming each group key (whether the group
+        # exists or not), and how many of them are assumed or bound (upstream's
+        # PodGroupState AllPodsCount / ScheduledPodsCount)
+        self.pod_groups: dict[str, PodGroup] = {}
+        self.group_pods: dict[str, dict[str, Pod]] = {}
+        self.group_scheduled: dict[str, int] = {}
         self._orphans: dict[str, dict[str, Pod]] = {}  # node name -> bound pods awaiting the node
         self._subscribers: list[Subscriber] = []
         self._clock = clock or (lambda: 0.0)
@@ -137,11 +145,40 @@ class Cluster:
         if pod.start_time is None and pod.node_name:
             pod.start_time = self._clock()
         self.pods[key] = pod
+        if pod.spec.pod_group:
+            self._join_group(pod)
         if pod.node_name:
             self._account(pod)
         self._emit("Pod", ADDED, None, pod)
 
+    def _join_group(self, pod: Pod) -> None:
+        gk = f"{pod.namespace}/{pod.spec.pod_group}"
+        self.group_pods.setdefault(gk, {})[pod.key] = pod
+
+    def _leave_group(self, pod: Pod) -> None:
+        gk = f"{pod.namespace}/{pod.spec.pod_group}"
+        members = self.group_pods.get(gk)
+        if members is not None and members.get(pod.key) is pod:
+            del members[pod.key]
+            if not members:
+                del self.group_pods[gk]
+
+    def _group_count(self, pod: Pod, delta: int) -> None:
+        """A pod of a group gained (+1) or lost (-1) its node (assumed or bound)."""
+        gk = f"{pod.namespace}/{pod.spec.pod_group}"
+        n = self.group_scheduled.get(gk, 0) + delta
+        if n:
+            self.group_scheduled[gk] = n
+        else:
+            self.group_scheduled.pop(gk, None)
+
+    def group_key(self, pod: Pod) -> str:
+        """"namespace/podGroupName" of a pod naming a group ("" for none)."""
+        return f"{pod.namespace}/{pod.spec.pod_group}" if pod.spec.pod_group else ""
+
     def _account(self, pod: Pod) -> None:
+        if pod.spec.pod_group:
+            self._group_count(pod, 1)
         slot = self.table.slot_of.get(pod.node_name)
         if slot is None:
             self._orphans.setdefault(pod.node_name, {})[pod.uid] = pod
@@ -149,6 +186,8 @@ class Cluster:
             self.table.add_pod(pod, slot)
 
     def _unaccount(self, pod: Pod) -> None:
+        if pod.spec.pod_group:
+            self._group_count(pod, -1)
         slot = self.table.slot_of.get(pod.node_name)
         if slot is not None and pod.uid in self.table.pods[slot]:
             self.table.remove_pod(pod, slot)
@@ -167,7 +206,11 @@ class Cluster:
         new.priority = old.priority if new.spec.priority is None else new.priority
         if old.node_name:
             self._unaccount(old)
+        if old.spec.pod_group:
+            self._leave_group(old)
         self.pods[key] = new
+        if new.spec.pod_group:
+            self._join_group(new)
         if new.node_name:
             if new.start_time is None:
                 new.start_time = old.start_time
@@ -181,6 +224,8 @@ class Cluster:
             raise NotFoundError(f"pod {key} not found")
         if pod.node_name:
             self._unaccount(pod)
+        if pod.spec.pod_group:
+            self._leave_group(pod)
         self.assumed.discard(key)
         self._emit("Pod", DELETED, pod, None)
         return pod
@@ -195,6 +240,8 @@ class Cluster:
         pod.node_name = node_name
         self.assumed.add(pod.key)
         self.table.add_pod(pod, slot)
+        if pod.spec.pod_group:
+            self._group_count(pod, 1)
 
     def forget(self, pod: Pod) -> None:
         if pod.key not in self.assumed:
@@ -237,6 +284,12 @@ class Cluster:
         ns = self.namespaces.get(namespace)
         return ns.labels if ns else {}
 
+    def add_pod_group(self, pg: PodGroup) -> None:
+        self._put(self.pod_groups, f"{pg.namespace}/{pg.name}", pg, "PodGroup", update=False)
+
+    def update_pod_group(self, pg: PodGroup) -> None:
+        self._put(self.pod_groups, f"{pg.namespace}/{pg.name}", pg, "PodGroup", update=True)
+
     def add_priority_class(self, pc: PriorityClass) -> None:
         self._put(self.priority_classes, pc.name, pc, "PriorityClass", update=False)
 
@@ -255,7 +308,7 @@ class Cluster:
         self._put(self.services, f"{svc.namespace}/{svc.name}", svc, "Service", update=True)
 
     def add(self, obj: Node | Pod | Namespace | PriorityClass | PodDisruptionBudget | Service
-            ) -> None:
+            | PodGroup) -> None:
         """Add any object the cluster models (the ``add_*`` method of its kind)."""
         if isinstance(obj, Pod):
             self.add_pod(obj)
@@ -269,11 +322,13 @@ class Cluster:
             self.add_pdb(obj)
         elif isinstance(obj, Service):
             self.add_service(obj)
+        elif isinstance(obj, PodGroup):
+            self.add_pod_group(obj)
         else:
             raise ClusterError(f"the cluster does not model {type(obj).__name__} objects")
 
     def delete(self, kind: str, key: str) -> None:
-        """Delete a Namespace, PriorityClass, PodDisruptionBudget or Service by key."""
+        """Delete a Namespace, PriorityClass, PodDisruptionBudget, Service or PodGroup by key."""
         store = self._store(kind)
         old = store.pop(key, None)
         if old is None:
@@ -282,7 +337,8 @@ class Cluster:
 
     def _store(self, kind: str) -> dict:
         stores = {"Namespace": self.namespaces, "PriorityClass": self.priority_classes,
-                  "PodDisruptionBudget": self.pdbs, "Service": self.services}
+                  "PodDisruptionBudget": self.pdbs, "Service": self.services,
+                  "PodGroup": self.pod_groups}
         if kind not in stores:
             raise ClusterError(f"unknown kind {kind}")
         return stores[kind]

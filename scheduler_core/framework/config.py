@@ -68,6 +68,10 @@ DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
     ("DefaultBinder", 0),
 )
 
+# appended to the default multiPoint set when the GenericWorkload gate is on (v1.37's
+# applyGangScheduling)
+GENERIC_WORKLOAD_MULTIPOINT: tuple[tuple[str, int], ...] = (("GangScheduling", 0),)
+
 # config point name -> extension point
 _POINT_KEYS = {
     "preEnqueue": "PreEnqueue", "queueSort": "QueueSort", "preFilter": "PreFilter",
@@ -85,7 +89,6 @@ MAX_WEIGHT = (2**63 - 1) // 100
 # upstream in-tree plugins of workload-aware scheduling that the core does not have: a
 # profile enabling one is unsupported (UnsupportedConfigError), not bad input
 UNIMPLEMENTED_PLUGINS = {
-    "GangScheduling": "gang scheduling of PodGroups",
     "TopologyPlacement": "topology-aware placement of pod groups",
     "NodePoolPlacement": "node-pool placement of pod groups",
 }
@@ -347,8 +350,12 @@ def _import_plugin(name: str, target: str, source: str | None) -> Any:
     return cls
 
 
-def build_frameworks(cfg: SchedulerConfig, handle: Handle | None) -> dict[str, Framework]:
-    """Instantiate every profile's plugins and return schedulerName -> Framework."""
+def build_frameworks(cfg: SchedulerConfig, handle: Handle | None, *,
+                     generic_workload: bool = False) -> dict[str, Framework]:
+    """Instantiate every profile's plugins and return schedulerName -> Framework.
+
+    ``generic_workload`` is the GenericWorkload feature gate (v1.37, off by default): on, the
+    default multiPoint set ends with GangScheduling, as upstream's applyGangScheduling."""
     from scheduler_core.framework.adapter import PerNodeAdapter
     from scheduler_core.plugins.registry import IN_TREE
 
@@ -362,7 +369,7 @@ def build_frameworks(cfg: SchedulerConfig, handle: Handle | None) -> dict[str, F
     out: dict[str, Framework] = {}
     sort_keys: list[tuple[str, str]] = []
     for prof in cfg.profiles:
-        fwk = _build_profile(cfg, prof, registry, handle, PerNodeAdapter)
+        fwk = _build_profile(cfg, prof, registry, handle, PerNodeAdapter, generic_workload)
         qs = fwk.queue_sort
         sort_keys.append((prof.path, qs.name if qs is not None else ""))
         out[prof.scheduler_name] = fwk
@@ -391,12 +398,13 @@ def _check_implemented(cfg: SchedulerConfig, prof: ProfileConfig, names: dict[st
 
 
 def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str, Any],
-                   handle: Handle | None, adapter: Any) -> Framework:
+                   handle: Handle | None, adapter: Any, generic_workload: bool = False
+                   ) -> Framework:
     def err(field_: str, problem: str) -> ConfigError:
         return ConfigError(problem, field=field_, source=cfg.source)
 
-    default_mp = PluginSetConfig([PluginRef(n, w) for n, w in DEFAULT_MULTIPOINT
-                                  if n in registry])
+    defaults = DEFAULT_MULTIPOINT + (GENERIC_WORKLOAD_MULTIPOINT if generic_workload else ())
+    default_mp = PluginSetConfig([PluginRef(n, w) for n, w in defaults if n in registry])
     multi = _merge(default_mp, prof.multi_point)
     points = {pt: _merge(PluginSetConfig(), prof.points.get(pt, PluginSetConfig()))
               for pt in EXTENSION_POINTS}

@@ -116,6 +116,9 @@ class Framework:
                                          f"with: {p.score_needs_pre_score}",)))
             for p in self.score_plugins
             if getattr(p, "score_needs_pre_score", None) and p.name not in pre_score]
+        # the pod-group cycle's PlacementFeasible plugins (GangScheduling), from any point
+        self._placement_feasible = [p for p in self.all_plugins()
+                                    if hasattr(p, "placement_feasible")]
 
     # ------------------------------------------------------------------ introspection
     @property
@@ -159,6 +162,16 @@ class Framework:
                              _code_name(status if isinstance(status, Status) else None),
                              perf_counter() - start)
         return result
+
+    # ------------------------------------------------------------------ pod groups
+    def placement_feasible(self, pg: Any, scheduled: int, remaining: int) -> Status | None:
+        """kube's RunPlacementFeasiblePlugins: the first non-success status (None: every
+        plugin is satisfied, or there is none)."""
+        for p in self._placement_feasible:
+            status = p.placement_feasible(pg, scheduled, remaining)
+            if status is not None and status.code != _SUCCESS:
+                return status.with_plugin(p.name)
+        return None
 
     # ------------------------------------------------------------------ PreEnqueue
     def run_pre_enqueue(self, pod: Pod) -> tuple[str, Status] | None:

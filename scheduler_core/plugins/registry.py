@@ -11,6 +11,7 @@ from scheduler_core.plugins.balanced_allocation import NodeResourcesBalancedAllo
 from scheduler_core.plugins.default_binder import DefaultBinder
 from scheduler_core.plugins.default_preemption import DefaultPreemption
 from scheduler_core.plugins.dynamic_resources import DynamicResources
+from scheduler_core.plugins.gang_scheduling import GangScheduling
 from scheduler_core.plugins.image_locality import ImageLocality
 from scheduler_core.plugins.inter_pod_affinity import InterPodAffinity
 from scheduler_core.plugins.node_affinity import NodeAffinity
@@ -63,4 +64,5 @@ IN_TREE: dict[str, type] = build_registry(
     NodeResourcesBalancedAllocation,
     ImageLocality,
     DefaultBinder,
+    GangScheduling,
 )

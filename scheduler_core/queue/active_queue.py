@@ -78,6 +78,11 @@ class ActiveQueue:
         return self._clock
 
     @property
+    def sort_key(self) -> SortKeyFn:
+        """The QueueSort plugin's ``sort_key(pod, timestamp, seq)``."""
+        return self._sort_key
+
+    @property
     def scheduling_cycle(self) -> int:
         """Incremented by every ``pop``; pass it to ``add_unschedulable_if_not_present``."""
         return self._cycle

@@ -479,6 +479,53 @@ class PriorityQueue(ActiveQueue):
             self._move_request_cycle = self._cycle
         return activated
 
+    # ------------------------------------------------------------------ pod groups
+    def take_members(self, uids: Iterable[str]) -> list[QueuedPodInfo]:
+        """Pop the pending pods ``uids`` (members of a pod group whose first pod was just
+        popped) from activeQ, backoffQ or the pool (gated pods stay): they join that pod's
+        attempt, in flight, as the members of upstream's queued pod-group entity do. In
+        QueueSort order."""
+        out: list[QueuedPodInfo] = []
+        for uid in uids:
+            entry = self._active.pop(uid, None)
+            if entry is None:
+                entry = self._backoff.pop(uid, None)
+            if entry is not None:
+                qpi = entry[2]
+            else:
+                qpi = self._ungated.get(uid)
+                if qpi is None:
+                    continue
+                self._unschedulable.remove(uid)
+            qpi.attempts += 1
+            if self._hints_enabled:
+                self._in_flight[uid] = (self._events_base + len(self._events), qpi.pod)
+            qpi.unschedulable_plugins.clear()
+            qpi.pending_plugins.clear()
+            out.append(qpi)
+        key = self._sort_key
+        out.sort(key=lambda q: key(q.pod, q.timestamp, q.seq))
+        return out
+
+    def requeue_gated(self, uids: Iterable[str], event: ClusterEvent, old: Any,
+                      new: Any) -> int:
+        """An event that may complete a pod group: the gated pods ``uids`` (that group's)
+        whose gating plugin's hint says Queue run PreEnqueue again. Returns how many reached
+        activeQ."""
+        moved = 0
+        pool = self._pool
+        worth = self._hints.worth
+        for uid in uids:
+            qpi = pool.get(uid)
+            if qpi is None or not qpi.gated:
+                continue
+            if worth(qpi, event, old, new) == _SKIP:
+                continue
+            qpi.unschedulable_plugins.discard(qpi.gating_plugin)
+            if self._move_to_active(qpi, event.label):
+                moved += 1
+        return moved
+
     # ------------------------------------------------------------------ time
     def flush_backoff_completed(self) -> int:
         """Move every pod whose backoff expired to activeQ (via PreEnqueue). Returns how many

@@ -1,8 +1,10 @@
-"""Workload-aware scheduling, first step: PodGroup / CompositePodGroup objects, the pod's
+"""Workload-aware scheduling: PodGroup / CompositePodGroup objects, the pod's
 ``spec.schedulingGroup``, the createPodGroups / createCompositePodGroups ops, the scheduler
-config fields and feature gates of upstream's newest configs are parsed and validated strictly,
-and every workload needing gang semantics is reported unsupported with its reason (never run as
-if the group fields were absent)."""
+config fields and feature gates of upstream's newest configs are parsed and validated strictly.
+With the GenericWorkload gate on, createPodGroups runs and its pods are scheduled as groups;
+without it, and for what the core does not model (CompositePodGroup, topology-aware
+placement), the workload is reported unsupported with its reason (never run as if the group
+fields were absent)."""
 
 from __future__ import annotations
 
@@ -198,7 +200,9 @@ def test_create_pod_groups_decodes_its_fields(tmp_path):
     assert isinstance(op, CreatePodGroups)
     assert (op.count_param, op.namespace, op.template_path) == (
         "$groups", "ns", (tmp_path / "podgroup.yaml").resolve())
-    assert tc.unsupported_reason == f"op createPodGroups (workloadTemplate[1]): {POD_GROUP_REASON}"
+    assert tc.unsupported_reason is None  # it depends on the workload's GenericWorkload gate
+    assert support_reason(tc, tc.workloads[0]) == (
+        f"op 1 createPodGroups (workloadTemplate[1]): {POD_GROUP_REASON}")
 
 
 @pytest.mark.parametrize(("op", "path", "problem"), [
@@ -295,7 +299,7 @@ def test_validate_reports_typos_in_unsupported_group_workloads(tmp_path, templat
     assert where in message and "unknown field" in message
 
 
-@pytest.mark.parametrize("gate", ["GenericWorkload", "TopologyAwareWorkloadScheduling",
+@pytest.mark.parametrize("gate", ["TopologyAwareWorkloadScheduling",
                                   "CompositePodGroup", "OpportunisticBatching",
                                   "SchedulerAsyncPreemption"])
 def test_unmodelled_gate_on_is_unsupported_off_runs(tmp_path, gate):
@@ -312,6 +316,29 @@ def test_unmodelled_gate_on_is_unsupported_off_runs(tmp_path, gate):
     result, _ = execute_workload(off, off.workloads[0])
     assert result.status == "ok", result.reason
     assert gate not in result.ignored_feature_gates  # off is what the core does
+
+
+def test_generic_workload_gate_is_honoured_on_and_off(tmp_path):
+    ops = [{"opcode": "createNodes", "count": 2},
+           {"opcode": "createPods", "count": 2, "collectMetrics": True}]
+    for on in (True, False):
+        (tc,) = load_configs(write_case(tmp_path, ops, {}, {}, {"GenericWorkload": on}))
+        assert support_reason(tc, tc.workloads[0]) is None
+        result, _ = execute_workload(tc, tc.workloads[0])
+        assert result.status == "ok", result.reason
+        assert result.scheduled_pods == 2
+        assert "GenericWorkload" not in result.ignored_feature_gates
+
+
+def test_pod_group_workload_runs_with_the_gate(tmp_path):
+    (tc,) = load_configs(write_case(tmp_path, GANG_OPS, {"groups": 2, "podsPerGroup": 3},
+                                    GANG_TEMPLATES, {"GenericWorkload": True}))
+    assert support_reason(tc, tc.workloads[0]) is None
+    result, run = execute_workload(tc, tc.workloads[0])
+    assert result.status == "ok", result.reason
+    assert result.scheduled_pods == 6
+    assert sorted(run.cluster.pod_groups) == ["ns/gang-0", "ns/gang-1"]
+    assert run.scheduler.group_stats.scheduled == 2
 
 
 # --------------------------------------------------------------------------- scheduler config
@@ -340,9 +367,13 @@ def test_placement_generate_plugins_make_the_profile_unsupported():
 
 def test_unimplemented_upstream_plugin_is_unsupported_unknown_is_bad():
     cfg = parse_config({"profiles": [{"plugins": {"multiPoint": {
-        "enabled": [{"name": "GangScheduling"}]}}}]})
-    with pytest.raises(UnsupportedConfigError, match="GangScheduling"):
+        "enabled": [{"name": "TopologyPlacement"}]}}}]})
+    with pytest.raises(UnsupportedConfigError, match="TopologyPlacement"):
         build_frameworks(cfg, None)
+    cfg = parse_config({"profiles": [{"plugins": {"multiPoint": {
+        "enabled": [{"name": "GangScheduling"}]}}}]})
+    fwk = build_frameworks(cfg, None)["default-scheduler"]
+    assert [p.name for p in fwk.points["Permit"]] == ["GangScheduling"]
     cfg = parse_config({"profiles": [{"plugins": {"multiPoint": {
         "enabled": [{"name": "GangSchedulin"}]}}}]})
     with pytest.raises(ConfigError) as info:
@@ -362,13 +393,18 @@ def test_validate_passes_on_the_newest_upstream_configs(topic):
 
 @pytest.mark.parametrize("topic", ["podgroup/basicscheduling", "podgroup/gangscheduling",
                                    "podgroup/tas", "cpg"])
-def test_upstream_pod_group_workloads_are_unsupported_with_the_reason(topic):
+def test_upstream_pod_group_workloads_supported_unless_tas_or_composite(topic):
     config = require_shared(NEXT_DIR / topic / "performance-config.yaml")
     for tc in load_configs(config):
         for w in tc.workloads:
-            reason = support_reason(tc, w) or ""
-            assert "which scheduler_core does not implement yet" in reason, w.full_name
-            assert "PodGroup" in reason
+            reason = support_reason(tc, w)
+            gates = {**tc.feature_gates, **w.feature_gates}
+            if gates.get("CompositePodGroup") or gates.get("TopologyAwareWorkloadScheduling") \
+                    or topic == "cpg":
+                assert reason and ("which scheduler_core does not implement yet" in reason
+                                   or "not modelled" in reason), w.full_name
+            else:
+                assert reason is None, (w.full_name, reason)
 
 
 def test_upstream_batching_runs_only_with_opportunistic_batching_off():
@@ -382,12 +418,114 @@ def test_upstream_batching_runs_only_with_opportunistic_batching_off():
                 assert reason is None, reason
 
 
-def test_list_shows_upstream_gang_workloads_unsupported_with_the_reason():
+def test_list_shows_upstream_gang_workloads_unsupported_only_with_composite_groups():
     config = require_shared(NEXT_DIR / "podgroup" / "gangscheduling" / "performance-config.yaml")
     result = CliRunner().invoke(cli, ["list", "--config", str(config), "--format", "json"],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert len(rows) == 16
-    assert {r["supported"] for r in rows} == {"no"}
-    assert all(POD_GROUP_REASON in r["reason"] for r in rows)
+    unsupported = [r for r in rows if r["supported"] == "no"]
+    assert len(unsupported) == 7
+    assert all("CompositePodGroup=true" in r["reason"] for r in unsupported)
+
+
+# --------------------------------------------------------------------------- running pod groups
+
+
+@pytest.mark.parametrize("topic", ["podgroup/basicscheduling", "podgroup/gangscheduling"])
+def test_upstream_integration_test_pod_group_workloads_run_ok(topic):
+    config = require_shared(NEXT_DIR / topic / "performance-config.yaml")
+    ran = 0
+    for tc in load_configs(config):
+        for w in tc.workloads:
+            if "integration-test" not in w.labels or w.feature_gates.get("CompositePodGroup"):
+                continue
+            result, run = execute_workload(tc, w)
+            assert result.status == "ok", (w.full_name, result.reason)
+            want = w.params["initPodGroups"] * w.params["podsPerGroup"]
+            assert result.scheduled_pods == want
+            assert run is not None and len(run.cluster.pod_groups) == w.params["initPodGroups"]
+            assert run.scheduler.group_stats.wasted_pods == 0
+            ran += 1
+    assert ran == 2
+
+
+def test_pod_group_metrics_reach_the_data_items(tmp_path):
+    (tc,) = load_configs(write_case(tmp_path, GANG_OPS, {"groups": 3, "podsPerGroup": 2},
+                                    GANG_TEMPLATES, {"GenericWorkload": True}))
+    result, _ = execute_workload(tc, tc.workloads[0])
+    assert result.status == "ok", result.reason
+    items = {i.labels["Metric"]: i for i in result.data_items}
+    assert items["schedperf_pod_groups"].data["Scheduled"] == 3
+    assert items["schedperf_pod_groups"].data["Unschedulable"] == 0
+    assert items["schedperf_pod_group_wasted_pods"].data["Count"] == 0
+    assert items["schedperf_pod_group_throughput"].unit == "groups/s"
+    assert items["schedperf_pod_group_throughput"].data["Average"] > 0
+    assert "Perc99" in items["schedperf_pod_group_scheduling_duration_seconds"].data
+    attempts = [i for i in result.data_items
+                if i.labels["Metric"] == "scheduler_podgroup_scheduling_attempt_duration_seconds"]
+    assert [i.labels["result"] for i in attempts] == ["scheduled"]
+
+
+def test_wasted_pods_of_a_gang_that_cannot_fit_are_reported(tmp_path):
+    too_big = GANG_POD.replace("    name: pause\n", "    name: pause\n    resources:\n"
+                               "      requests:\n        cpu: \"3\"\n")
+    (tc,) = load_configs(write_case(tmp_path, GANG_OPS, {"groups": 1, "podsPerGroup": 5},
+                                    {**GANG_TEMPLATES, "gang-pod.yaml": too_big},
+                                    {"GenericWorkload": True}))
+    result, run = execute_workload(tc, tc.workloads[0])
+    assert run is not None and run.cluster.assumed == set()
+    assert result.scheduled_pods == 0
+    items = {i.labels["Metric"]: i for i in result.data_items}
+    failed = items["schedperf_pod_groups"].data["Unschedulable"]
+    assert failed >= 1 and items["schedperf_pod_groups"].data["Scheduled"] == 0
+    # each failed attempt placed one pod per node (4 nodes of 4 CPU), then released them
+    assert items["schedperf_pod_group_wasted_pods"].data["Count"] == 4 * failed
+    assert "schedperf_pod_group_throughput" not in items
+
+
+def test_group_preemption_workloads_stay_unsupported_with_the_fields_named():
+    config = require_shared(NEXT_DIR / "default_preemption" / "performance-config.yaml")
+    seen = 0
+    for tc in load_configs(config):
+        if tc.name != "PreemptionPodGroupDisruptionMode":
+            continue
+        for w in tc.workloads:
+            reason = support_reason(tc, w) or ""
+            assert "spec.priority" in reason and "not modelled" in reason, w.full_name
+            if w.params.get("disruptionMode"):
+                assert "spec.disruptionMode" in reason
+            seen += 1
+    assert seen == 6
+
+
+def test_templated_pods_parsed_once_per_manifest_keep_their_own_identity(tmp_path):
+    """Pods whose manifests differ only in their name are parsed once (the factory's memo):
+    each still gets its own name, uid, labels and group."""
+    (tc,) = load_configs(write_case(tmp_path, GANG_OPS, {"groups": 3, "podsPerGroup": 4},
+                                    GANG_TEMPLATES, {"GenericWorkload": True}))
+    result, run = execute_workload(tc, tc.workloads[0])
+    assert result.status == "ok", result.reason
+    pods = sorted(run.cluster.pods.values(), key=lambda p: int(p.name.split("-")[1]))
+    assert [p.name for p in pods] == [f"p-{i}" for i in range(12)]
+    assert [p.spec.pod_group for p in pods] == [f"gang-{i // 4}" for i in range(12)]
+    assert len({p.uid for p in pods}) == 12 and all(p.uid == f"ns/{p.name}" for p in pods)
+    assert len({id(p.labels) for p in pods}) == 12
+    assert all(p.labels["signature"].startswith("signature-label-") for p in pods)
+    assert len({id(p.spec) for p in pods}) == 3  # one parse per group's manifest
+
+
+def test_group_throughput_counts_a_basic_group_once(tmp_path):
+    basic = PODGROUP_TEMPLATE.replace("    gang:\n      minCount: {{.podsPerGroup}}\n",
+                                      "    basic: {}\n")
+    (tc,) = load_configs(write_case(tmp_path, GANG_OPS, {"groups": 3, "podsPerGroup": 4},
+                                    {**GANG_TEMPLATES, "podgroup.yaml": basic},
+                                    {"GenericWorkload": True}))
+    result, run = execute_workload(tc, tc.workloads[0])
+    assert result.status == "ok", result.reason
+    items = {i.labels["Metric"]: i for i in result.data_items}
+    # pods of a basic group pass PreEnqueue one by one: one successful cycle per pod
+    assert items["schedperf_pod_groups"].data["Scheduled"] == 12
+    assert run is not None and run.scheduler.group_stats.initially_scheduled == {
+        "ns/gang-0", "ns/gang-1", "ns/gang-2"}

@@ -1,9 +1,10 @@
 """scheduler_perf ops of workload-aware scheduling: createPodGroups, createCompositePodGroups.
 
 They are parsed and checked as strictly as every other op, and their objects are rendered and
-validated by ``schedperf validate`` (:mod:`workloads.ops.groups`), but a workload using them is
-*unsupported*: scheduler_core has no gang semantics yet, and running the pods as if their
-groups did not exist would measure something else.
+validated by ``schedperf validate`` (:mod:`workloads.ops.groups`). createPodGroups runs when
+the workload turns the GenericWorkload feature gate on (v1.37's PodGroup API, off by default;
+without it the workload is *unsupported*: upstream's API server would not serve PodGroups).
+createCompositePodGroups stays unsupported (no multi-level groups in scheduler_core).
 
 The flat form of createCompositePodGroups (``count``/``countParam``) creates ``count`` objects
 like createPodGroups. Its tree form (``rootCount``/``rootCountParam`` with ``depth``) creates
@@ -31,8 +32,9 @@ __all__ = [
     "CreatePodGroups",
 ]
 
-POD_GROUP_REASON = ("PodGroup objects need gang scheduling (the pod-group scheduling cycle), "
-                    "which scheduler_core does not implement yet")
+POD_GROUP_REASON = ("PodGroup objects are served, and their pods scheduled as groups, only "
+                    "with the GenericWorkload feature gate on (off by default, as in v1.37), "
+                    "which this workload does not turn on")
 COMPOSITE_POD_GROUP_REASON = ("CompositePodGroup objects need multi-level gang scheduling, "
                               "which scheduler_core does not implement yet")
 
@@ -43,7 +45,6 @@ class CreatePodGroups(Op):
     scheduler's informer has them)."""
 
     opcode: ClassVar[str] = "createPodGroups"
-    unsupported_reason: ClassVar[str | None] = POD_GROUP_REASON
 
     count: int = 0
     count_param: str = ""

@@ -49,6 +49,8 @@ class FakeApi:
         self.now = now
         self._counters: dict[tuple[str, str, str], int] = {}
         self.pod_flags: dict[str, PodFlags] = {}  # pod key -> non-default deletion flags
+        # the GenericWorkload gate: PodGroups served, pods may name one (else unsupported)
+        self.pod_groups = False
 
     # -- names
     def generate_name(self, kind: str, namespace: str, prefix: str,
@@ -173,7 +175,7 @@ class FakeApi:
             obj = parse_typed(Pod.from_manifest, manifest, source, default_namespace=namespace)
             if obj.spec.unsupported_volumes:
                 raise UnsupportedWorkload(volume_reason(obj, source))
-            if obj.spec.pod_group:
+            if obj.spec.pod_group and not self.pod_groups:
                 raise UnsupportedWorkload(pod_group_reason(obj, source))
             return obj
         return parse_typed(parse_object, manifest, source)

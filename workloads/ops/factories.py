@@ -4,6 +4,7 @@ each index, with upstream's labels (``signature``, the hostname, the node prepar
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from scheduler_core.api import Node, Pod
@@ -50,12 +51,14 @@ class PodFactory:
         self.fixed_name = ""
         self.prefix = ""
         self.flags: PodFlags = (False, False)
+        # templated pods: the last few parsed pods by manifest-without-name (_memo_key)
+        self._memo: dict[str, Pod] = {}
         where = source.source if source is not None else "built-in pod"
         manifest = source.manifest(0, 1) if source is not None else DEFAULT_POD
         self._check(manifest, where)
         if source is None or source.is_static:
             pod = parse_typed(Pod.from_manifest, manifest, where, default_namespace=namespace)
-            _check_pod(pod, where)
+            _check_pod(pod, where, api.pod_groups)
             meta = metadata_of(manifest)
             self.base = pod
             self.fixed_name = meta.get("name") or ""
@@ -65,7 +68,7 @@ class PodFactory:
             # pods in a PodGroup: found when preparing (schedperf list), after a strict parse
             # (a typo in the group fields is bad input, not "unsupported")
             _check_pod(parse_typed(Pod.from_manifest, manifest, where,
-                                   default_namespace=namespace), where)
+                                   default_namespace=namespace), where, api.pod_groups)
 
     def _check(self, manifest: Any, where: str) -> None:
         _check_kind(manifest, where, "Pod")
@@ -86,8 +89,17 @@ class PodFactory:
         where = f"{self.source.source} (Index {index})"
         self._check(manifest, where)
         meta = metadata_of(manifest)
-        pod = parse_typed(Pod.from_manifest, manifest, where, default_namespace=ns)
-        _check_pod(pod, where)
+        key = _memo_key(manifest, meta)
+        base = self._memo.get(key) if key is not None else None
+        if base is not None:  # the same manifest but for its name: parsed already
+            pod = base.clone(meta["name"], ns)
+        else:
+            pod = parse_typed(Pod.from_manifest, manifest, where, default_namespace=ns)
+            _check_pod(pod, where, self.api.pod_groups)
+            if key is not None:
+                if len(self._memo) >= _MEMO_SIZE:
+                    del self._memo[next(iter(self._memo))]
+                self._memo[key] = pod.clone()
         if not meta.get("name"):
             pod.name = self.api.pod_name(ns, meta.get("generateName") or "")
             if not meta.get("uid"):
@@ -97,11 +109,34 @@ class PodFactory:
         return pod, pod_flags(manifest)
 
 
-def _check_pod(pod: Pod, where: str) -> None:
-    """A pod the core cannot schedule as upstream would makes the workload unsupported."""
+_MEMO_SIZE = 64
+
+
+def _memo_key(manifest: Any, meta: Any) -> str | None:
+    """The manifest without ``metadata.name`` as canonical JSON: two templated pods with the
+    same key parse to the same pod but for its name (and the uid derived from it). None when
+    the pod's identity comes from elsewhere (generateName, uid) or the name is not a string."""
+    name = meta.get("name")
+    if not isinstance(name, str) or not name or "uid" in meta or "generateName" in meta:
+        return None
+    rest = {**manifest, "metadata": {k: v for k, v in meta.items() if k != "name"}}
+    try:
+        return json.dumps(rest, sort_keys=True, default=_tagged)
+    except (TypeError, ValueError):  # keys of mixed types, circular data: parse as usual
+        return None
+
+
+def _tagged(value: Any) -> str:
+    """A YAML value JSON has no type for (a date...), tagged so it never equals a string."""
+    return f"\x00{type(value).__name__}:{value!r}"
+
+
+def _check_pod(pod: Pod, where: str, pod_groups: bool) -> None:
+    """A pod the core cannot schedule as upstream would makes the workload unsupported
+    (``pod_groups``: the GenericWorkload gate is on, a pod may name a PodGroup)."""
     if pod.spec.unsupported_volumes:
         raise UnsupportedWorkload(volume_reason(pod, where))
-    if pod.spec.pod_group:
+    if pod.spec.pod_group and not pod_groups:
         raise UnsupportedWorkload(pod_group_reason(pod, where))
 
 

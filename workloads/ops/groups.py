@@ -1,7 +1,8 @@
-"""Preparing createPodGroups and createCompositePodGroups: their templates are read and their
-objects rendered and parsed strictly (first and last index of each level), so that a typo is
-bad input; then the workload is reported unsupported (scheduler_core has no gang semantics
-yet: :mod:`workloads.config.ops_groups`). There is no run step.
+"""createPodGroups and createCompositePodGroups. Preparing either reads its template and
+renders and parses its objects strictly (first and last index of each level), so that a typo
+is bad input. createPodGroups then runs when the GenericWorkload gate is on (else the workload
+is unsupported: :mod:`workloads.config.ops_groups`); createCompositePodGroups is always
+unsupported.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scheduler_core.api import CompositePodGroup, PodGroup
-from workloads.config.ops_groups import CreateCompositePodGroups, CreatePodGroups
+from scheduler_core.errors import ClusterError
+from workloads.config.ops_groups import POD_GROUP_REASON, CreateCompositePodGroups, CreatePodGroups
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.ops.manifests import check_namespace, metadata_of, parse_typed
 from workloads.ops.templates import TemplateFile
@@ -17,31 +19,82 @@ from workloads.ops.templates import TemplateFile
 if TYPE_CHECKING:
     from workloads.ops.context import OpContext
 
-__all__ = ["prepare_create_composite_pod_groups", "prepare_create_pod_groups"]
+__all__ = [
+    "prepare_create_composite_pod_groups",
+    "prepare_create_pod_groups",
+    "run_create_pod_groups",
+    "unmodelled_group_fields",
+]
 
 
 def _indices(count: int) -> list[int]:
     return [0] if count <= 1 else [0, count - 1]
 
 
-def _check_object(kind: type, want: str, manifest: Any, where: str, namespace: str) -> None:
+def _check_object(kind: type, want: str, manifest: Any, where: str, namespace: str) -> Any:
     if not isinstance(manifest, dict):
         raise WorkloadError(f"{where}: expected a {want} manifest (a mapping)")
     got = manifest.get("kind")
     if got != want:
         raise WorkloadError(f'{where}: expected kind "{want}", got "{got}"')
     check_namespace(manifest, namespace, where)
-    parse_typed(kind.from_manifest, {**manifest, "metadata": {
+    return parse_typed(kind.from_manifest, {**manifest, "metadata": {
         **metadata_of(manifest), "namespace": namespace}}, where)
 
 
-def prepare_create_pod_groups(ctx: OpContext, index: int, op: CreatePodGroups) -> None:
+def unmodelled_group_fields(pg: PodGroup) -> str | None:
+    """Why the core cannot schedule this PodGroup as upstream would (None: it can): fields of
+    group preemption, topology-aware placement, multi-level groups and shared claims."""
+    fields = [name for name, used in (
+        ("spec.priority", pg.priority is not None),
+        ("spec.disruptionMode", bool(pg.disruption_mode)),
+        ("spec.schedulingConstraints.topology", bool(pg.topology_keys)),
+        ("spec.parentCompositePodGroupName", bool(pg.parent)),
+        ("spec.resourceClaims", bool(pg.resource_claims))) if used]
+    if not fields:
+        return None
+    return (f"PodGroup {pg.name}: {', '.join(fields)}: group priority and preemption, "
+            "topology-aware placement, multi-level groups and shared claims are not modelled "
+            "by scheduler_core's pod-group cycle")
+
+
+def prepare_create_pod_groups(ctx: OpContext, index: int, op: CreatePodGroups) -> TemplateFile:
     assert op.template_path is not None  # decode requires it
     tf = TemplateFile(op.template_path, op.template_params)
+    reasons = []
     for i in _indices(op.count):
-        _check_object(PodGroup, "PodGroup", tf.manifest(i, op.count),
-                      f"{tf.source} (Index {i})", op.namespace)
-    raise UnsupportedWorkload(op.unsupported_reason or "")
+        where = f"{tf.source} (Index {i})"
+        pg = _check_object(PodGroup, "PodGroup", tf.manifest(i, op.count), where, op.namespace)
+        reason = unmodelled_group_fields(pg)
+        if reason:
+            reasons.append(f"{where}: {reason}")
+    if not ctx.api.pod_groups:
+        raise UnsupportedWorkload(POD_GROUP_REASON)
+    if reasons:
+        raise UnsupportedWorkload(reasons[0])
+    return tf
+
+
+def run_create_pod_groups(ctx: OpContext, index: int, op: CreatePodGroups) -> None:
+    """Create ``count`` PodGroups in ``namespace``. Upstream's op then waits until the
+    scheduler's informer has them; the store delivers its events synchronously, so they are
+    there when the call returns."""
+    tf: TemplateFile = ctx.prepared(index)
+    for i in range(op.count):
+        where = f"{tf.source} (Index {i})"
+        manifest = tf.manifest(i, op.count)
+        if not isinstance(manifest, dict) or manifest.get("kind") != "PodGroup":
+            raise WorkloadError(f'{where}: expected kind "PodGroup"')
+        check_namespace(manifest, op.namespace, where)
+        pg = parse_typed(PodGroup.from_manifest, {**manifest, "metadata": {
+            **metadata_of(manifest), "namespace": op.namespace}}, where)
+        reason = unmodelled_group_fields(pg)
+        if reason:
+            raise UnsupportedWorkload(f"{where}: {reason}")
+        try:
+            ctx.cluster.add_pod_group(pg)
+        except ClusterError as exc:
+            raise WorkloadError(f"{where}: {exc}") from None
 
 
 def prepare_create_composite_pod_groups(ctx: OpContext, index: int,

@@ -49,6 +49,7 @@ from workloads.ops.flow import (
 from workloads.ops.groups import (
     prepare_create_composite_pod_groups,
     prepare_create_pod_groups,
+    run_create_pod_groups,
 )
 
 __all__ = ["PREPARE", "RUN"]
@@ -60,7 +61,8 @@ PREPARE: dict[type, Callable[..., Any]] = {
     CreateAny: prepare_create_any,
     UpdateAny: prepare_update_any,
     Churn: prepare_churn,
-    # validated, then unsupported (no gang semantics yet): no RUN entry
+    # createPodGroups runs with the GenericWorkload gate; createCompositePodGroups is
+    # validated, then unsupported (no multi-level groups): no RUN entry
     CreatePodGroups: prepare_create_pod_groups,
     CreateCompositePodGroups: prepare_create_composite_pod_groups,
 }
@@ -76,4 +78,5 @@ RUN: dict[type, Callable[..., None]] = {
     Sleep: run_sleep,
     StartCollectingMetrics: run_start_collecting,
     StopCollectingMetrics: run_stop_collecting,
+    CreatePodGroups: run_create_pod_groups,
 }

@@ -1,8 +1,9 @@
 """Feature gates: ``SchedulerQueueingHints`` and ``SchedulerPopFromBackoffQ`` (both on by
-default, as in v1.34) are honoured. The gates of :data:`UNMODELLED_WHEN_ON` turn on behaviour
-the core does not model: set to true they make the workload unsupported (with the reason);
-set to false they ask for what the core does (the behaviour off) and count as honoured. Every
-other gate is listed as ignored."""
+default, as in v1.34) and ``GenericWorkload`` (off by default, as in v1.37: on, PodGroups are
+served and their pods scheduled by the pod-group cycle) are honoured. The gates of
+:data:`UNMODELLED_WHEN_ON` turn on behaviour the core does not model: set to true they make
+the workload unsupported (with the reason); set to false they ask for what the core does (the
+behaviour off) and count as honoured. Every other gate is listed as ignored."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from workloads.config import Workload
 
 __all__ = [
+    "GENERIC_WORKLOAD_GATE",
     "HONOURED_GATES",
     "POP_FROM_BACKOFF_GATE",
     "QUEUEING_HINTS_GATE",
@@ -20,10 +22,10 @@ __all__ = [
 
 QUEUEING_HINTS_GATE = "SchedulerQueueingHints"
 POP_FROM_BACKOFF_GATE = "SchedulerPopFromBackoffQ"
-HONOURED_GATES = frozenset({QUEUEING_HINTS_GATE, POP_FROM_BACKOFF_GATE})
+GENERIC_WORKLOAD_GATE = "GenericWorkload"
+HONOURED_GATES = frozenset({QUEUEING_HINTS_GATE, POP_FROM_BACKOFF_GATE, GENERIC_WORKLOAD_GATE})
 _NOT_YET = "which scheduler_core does not implement yet"
 UNMODELLED_WHEN_ON = {
-    "GenericWorkload": f"the Workload/PodGroup API and the pod-group scheduling cycle, {_NOT_YET}",
     "TopologyAwareWorkloadScheduling": f"topology-aware placement of pod groups, {_NOT_YET}",
     "CompositePodGroup": f"multi-level pod groups (CompositePodGroup), {_NOT_YET}",
     "OpportunisticBatching": "opportunistic batching (a pod reuses the filtering and scoring "
@@ -41,6 +43,7 @@ class FeatureGates:
 
     queueing_hints: bool
     pop_from_backoff: bool
+    generic_workload: bool
     ignored: tuple[str, ...]  # sorted
     unsupported: str | None = None  # why the workload cannot run (a gate the core lacks)
 
@@ -51,6 +54,7 @@ class FeatureGates:
         reason = "; ".join(f"feature gate {g}=true: {UNMODELLED_WHEN_ON[g]}" for g in on)
         return cls(queueing_hints=bool(gates.get(QUEUEING_HINTS_GATE, True)),
                    pop_from_backoff=bool(gates.get(POP_FROM_BACKOFF_GATE, True)),
+                   generic_workload=bool(gates.get(GENERIC_WORKLOAD_GATE, False)),
                    ignored=tuple(sorted(g for g in gates if g not in HONOURED_GATES
                                         and g not in UNMODELLED_WHEN_ON)),
                    unsupported=reason or None)

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_core.api.pod import Pod
+from workloads.collectors.groups import GroupCollector
 from workloads.collectors.histograms import histogram_summary
 from workloads.collectors.recorder import CollectingRecorder
 from workloads.collectors.throughput import PERCENTILES, ThroughputCollector, summarize
@@ -56,6 +57,9 @@ from workloads.result import DataItem
 _PROCESS: Any = None
 
 __all__ = [
+    "GROUP_ATTEMPT_METRIC",
+    "GROUP_LATENCY_METRIC",
+    "GROUP_THROUGHPUT_METRIC",
     "MIN_SAMPLES",
     "NOT_APPLICABLE",
     "POINT_ALIASES",
@@ -85,6 +89,9 @@ def throughput_buckets(sampled: Mapping[str, float], samples: int, bound: int,
     data["Samples"] = float(samples)
     return data
 THROUGHPUT_METRIC = "SchedulingThroughput"
+GROUP_THROUGHPUT_METRIC = "schedperf_pod_group_throughput"
+GROUP_LATENCY_METRIC = "schedperf_pod_group_scheduling_duration_seconds"
+GROUP_ATTEMPT_METRIC = "scheduler_podgroup_scheduling_attempt_duration_seconds"
 MEMORY_SAMPLE_INTERVAL = 0.5  # upstream's Memory collector samples every 500 ms
 # upstream's default collectors (newest): Throughput, Metrics, Memory, SchedulingDuration
 DEFAULT_COLLECTORS = frozenset({"Throughput", "Metrics", "Memory", "SchedulingDuration"})
@@ -149,6 +156,7 @@ class Window:
     progress: list[tuple[float, int, int]] = field(default_factory=list)
     rss: list[int] = field(default_factory=list)
     throughput: ThroughputCollector | None = None
+    groups: GroupCollector | None = None  # pod-group metrics (GenericWorkload runs)
     start_wall: float = 0.0
     start_cpu: float = 0.0
     start_attempts: int = 0
@@ -177,6 +185,9 @@ class Window:
         gc.collect()  # upstream runs runtime.GC() before collecting
         recorder.reset_window()
         self.start_attempts = self.attempts_fn()
+        if self.groups is not None:
+            self.groups.now = self.now
+            self.groups.start()
         if not self.wall_clock:
             return
         self.rss.append(rss_bytes())
@@ -190,6 +201,8 @@ class Window:
     def _observe(self) -> int:
         """Called by the throughput collector at each sample: also logs progress (and memory)."""
         t = self.now()
+        if self.groups is not None:
+            self.groups.tick()
         self.progress.append((t - self.start_wall, self.bound,
                               self.attempts_fn() - self.start_attempts))
         if "Memory" in self.enabled and t >= self._next_rss:
@@ -202,6 +215,8 @@ class Window:
             return {}
         assert self.throughput is not None
         summary = self.throughput.stop()
+        if self.groups is not None:
+            self.groups.stop()
         self.wall_seconds = self.now() - self.start_wall
         self.cpu_seconds = time.process_time() - self.start_cpu
         self.rss.append(rss_bytes())
@@ -270,10 +285,41 @@ class Window:
             stats = summarize(mb)
             stats["Max"] = max(mb)
             out.append(DataItem(stats, "MB", {"Name": name, "Metric": "schedperf_rss_memory"}))
+        if self.groups is not None:
+            out.extend(self.group_items())
         for reason, n in sorted(unschedulable.items()):
             out.append(DataItem({"Count": float(n)}, "pods",
                                 {"Name": name, "Metric": "schedperf_unschedulable_pods",
                                  "reason": reason}))
+        return out
+
+    def group_items(self) -> list[DataItem]:
+        """The pod-group items of a window (workloads.collectors.groups): groups/s (sampled as
+        SchedulingThroughput is, only when a group was placed), group cycles by result, wasted
+        pods, and the first-attempt-to-last-bind histogram in ms (scheduler clock)."""
+        g = self.groups
+        assert g is not None
+        name = self.name
+        out: list[DataItem] = []
+        placed = g.scheduled()
+        if g.throughput is not None and placed:
+            data = throughput_buckets(g.summary, len(g.throughput.samples), placed,
+                                      self.wall_seconds)
+            out.append(DataItem(data, "groups/s",
+                                {"Name": name, "Metric": GROUP_THROUGHPUT_METRIC}))
+        out.append(DataItem(g.counts(), "groups",
+                            {"Name": name, "Metric": "schedperf_pod_groups"}))
+        out.append(DataItem({"Count": float(g.wasted_pods())}, "pods",
+                            {"Name": name, "Metric": "schedperf_pod_group_wasted_pods"}))
+        latencies = g.latencies()
+        if latencies:
+            summary = histogram_summary(_POD_SCHEDULING[0], latencies)
+            data = {k: float(v) for k, v in summary.items()}
+            out.append(DataItem(data, "ms", {"Name": name, "Metric": GROUP_LATENCY_METRIC}))
+        for result, values in sorted(g.attempt_seconds().items()):
+            summary = histogram_summary("scheduler_scheduling_attempt_duration_seconds", values)
+            out.append(DataItem({k: float(v) for k, v in summary.items()}, "ms", {
+                "Name": name, "Metric": GROUP_ATTEMPT_METRIC, "result": result}))
         return out
 
 

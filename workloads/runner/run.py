@@ -71,6 +71,7 @@ class Run:
         if not options.wall_clock_metrics:
             self.recorder.enabled = False  # the scheduler then never reads the clock
         self.gates = FeatureGates.of(workload)
+        self.api.pod_groups = self.gates.generic_workload
         self.decisions = DecisionLog() if options.record_decisions else None
         try:
             self.scheduler = self._build_scheduler()
@@ -93,8 +94,10 @@ class Run:
         cfg = load_config(path) if path is not None else SchedulerConfig()
         decisions = self.decisions
 
+        generic_workload = self.gates.generic_workload
+
         def profiles(handle: Any) -> Any:
-            frameworks = build_frameworks(cfg, handle)
+            frameworks = build_frameworks(cfg, handle, generic_workload=generic_workload)
             return decisions.wrap(frameworks) if decisions is not None else frameworks
 
         return Scheduler(
@@ -103,7 +106,7 @@ class Run:
             pop_from_backoff=self.gates.pop_from_backoff,
             pod_initial_backoff=cfg.pod_initial_backoff_seconds,
             pod_max_backoff=cfg.pod_max_backoff_seconds,
-            record_cycles=self.options.record_decisions)
+            record_cycles=self.options.record_decisions, generic_workload=generic_workload)
 
     # ------------------------------------------------------------------ what bench.measure reads
     @property

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from scheduler_core.scheduler import Scheduler
+from workloads.collectors.groups import GroupCollector
 from workloads.config import TestCase, Workload
 from workloads.ops.errors import WorkloadError
 from workloads.result import DataItem
@@ -82,6 +83,10 @@ class Windows:
             interval=self.options.sample_interval, attempts_fn=lambda: sched.attempts_total,
             wall_clock=self.options.wall_clock_metrics,
             now=pacer.now if pacer is not None else time.perf_counter)
+        if getattr(sched, "generic_workload", False):
+            w.groups = GroupCollector(sched.group_stats, time.perf_counter,
+                                      self.options.sample_interval,
+                                      wall_clock=self.options.wall_clock_metrics)
         self.current = self.pods.window = w
         w.start(self.recorder)
 
