@@ -97,8 +97,7 @@ class PodSpec:
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
     unsupported_volumes: tuple[str, ...] = ()  # volume kinds the core does not model (PVC...)
-    # spec.schedulingGroup.podGroupName: the PodGroup the pod belongs to ("" for none); the
-    # core has no gang semantics yet, so the workload layer refuses to run such pods
+    # spec.schedulingGroup.podGroupName: the PodGroup the pod belongs to ("" for none)
     pod_group: str = ""
     # the manifest's spec mapping, kept only under retain_spec_sources(True)
     source: dict[str, Any] | None = field(default=None, compare=False, repr=False)

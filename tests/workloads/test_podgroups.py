@@ -529,3 +529,35 @@ def test_group_throughput_counts_a_basic_group_once(tmp_path):
     assert items["schedperf_pod_groups"].data["Scheduled"] == 12
     assert run is not None and run.scheduler.group_stats.initially_scheduled == {
         "ns/gang-0", "ns/gang-1", "ns/gang-2"}
+
+
+def test_pods_differing_only_in_name_and_group_are_parsed_once(tmp_path, monkeypatch):
+    """The memo also serves pods whose manifests differ in their PodGroup: one full parse for
+    the whole op, each pod still in its own group (and, when fidelity keeps the spec as
+    written, that spec names the pod's own group)."""
+    from scheduler_core.api import Pod
+    from scheduler_core.api.pod import retain_spec_sources
+
+    calls = []
+    parse = Pod.from_manifest.__func__
+
+    def counting(cls, data, **kw):
+        calls.append(data["metadata"]["name"])
+        return parse(cls, data, **kw)
+
+    monkeypatch.setattr(Pod, "from_manifest", classmethod(counting))
+    (tc,) = load_configs(write_case(tmp_path, GANG_OPS, {"groups": 3, "podsPerGroup": 4},
+                                    GANG_TEMPLATES, {"GenericWorkload": True}))
+    previous = retain_spec_sources(True)
+    try:
+        result, run = execute_workload(tc, tc.workloads[0])
+    finally:
+        retain_spec_sources(previous)
+    assert result.status == "ok", result.reason
+    created = [c for c in calls if c.startswith("p-")]
+    assert len(created) <= 2, created  # the factory's check of Index 0, then one per op
+    pods = sorted(run.cluster.pods.values(), key=lambda p: int(p.name.split("-")[1]))
+    assert [p.spec.pod_group for p in pods] == [f"gang-{i // 4}" for i in range(12)]
+    assert all(p.node_name for p in pods)
+    assert [p.spec.source["schedulingGroup"]["podGroupName"] for p in pods] == [
+        p.spec.pod_group for p in pods]

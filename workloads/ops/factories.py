@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from typing import Any
 
 from scheduler_core.api import Node, Pod
@@ -91,15 +92,22 @@ class PodFactory:
         meta = metadata_of(manifest)
         key = _memo_key(manifest, meta)
         base = self._memo.get(key) if key is not None else None
+        group = _group_name(manifest) if key is not None and base is None else None
+        other = self._memo.get(_memo_key(_without_group(manifest), meta)) if group else None
         if base is not None:  # the same manifest but for its name: parsed already
             pod = base.clone(meta["name"], ns)
+        elif other is not None:  # ... and for its PodGroup: the same pod in another group
+            pod = other.clone(meta["name"], ns)
+            src = other.spec.source  # the spec as written, when fidelity keeps it
+            pod.spec = replace(other.spec, pod_group=group, source=None if src is None else
+                               {**src, "schedulingGroup": {"podGroupName": group}})
+            self._remember(key, pod)
         else:
             pod = parse_typed(Pod.from_manifest, manifest, where, default_namespace=ns)
             _check_pod(pod, where, self.api.pod_groups)
-            if key is not None:
-                if len(self._memo) >= _MEMO_SIZE:
-                    del self._memo[next(iter(self._memo))]
-                self._memo[key] = pod.clone()
+            self._remember(key, pod)
+            if group:
+                self._remember(_memo_key(_without_group(manifest), meta), pod)
         if not meta.get("name"):
             pod.name = self.api.pod_name(ns, meta.get("generateName") or "")
             if not meta.get("uid"):
@@ -107,6 +115,12 @@ class PodFactory:
         pod.namespace = ns
         pod.labels["signature"] = f"signature-label-{index // self.batch}"
         return pod, pod_flags(manifest)
+
+    def _remember(self, key: str | None, pod: Pod) -> None:
+        if key is not None:
+            if len(self._memo) >= _MEMO_SIZE:
+                del self._memo[next(iter(self._memo))]
+            self._memo[key] = pod.clone()
 
 
 _MEMO_SIZE = 64
@@ -124,6 +138,23 @@ def _memo_key(manifest: Any, meta: Any) -> str | None:
         return json.dumps(rest, sort_keys=True, default=_tagged)
     except (TypeError, ValueError):  # keys of mixed types, circular data: parse as usual
         return None
+
+
+def _group_name(manifest: Any) -> str | None:
+    """``spec.schedulingGroup.podGroupName`` when it is all the schedulingGroup holds and a
+    non-empty string (anything else goes through the full parse and its checks)."""
+    spec = manifest.get("spec")
+    group = spec.get("schedulingGroup") if isinstance(spec, dict) else None
+    if isinstance(group, dict) and len(group) == 1:
+        name = group.get("podGroupName")
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
+def _without_group(manifest: Any) -> Any:
+    """The manifest with a fixed PodGroup name: pods that differ only there share a key."""
+    return {**manifest, "spec": {**manifest["spec"], "schedulingGroup": {"podGroupName": "\x00"}}}
 
 
 def _tagged(value: Any) -> str:

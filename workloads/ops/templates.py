@@ -2,7 +2,9 @@
 
 A template without actions (``Template.is_static``) is parsed into one manifest shared by every
 object; a template with actions is rendered with ``{"Index": i, "Count": n, **templateParams}``
-and parsed per object.
+and parsed per object, except that a rendering which differs from the first one only in plain
+scalar values takes a copy of the first one's data with those values replaced
+(:mod:`workloads.ops.scalar_patch`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from scheduler_core.inputfile import InputFileError, read_text
 from workloads.ops.errors import WorkloadError
 from workloads.ops.manifests import load_yaml_text
+from workloads.ops.scalar_patch import ScalarPatch
 from workloads.template import Template, TemplateError
 
 __all__ = ["TemplateFile"]
@@ -36,6 +39,7 @@ class TemplateFile:
         self.params = dict(params or {})
         self.static: Any = (load_yaml_text(self.template.render({}), self.source)
                             if self.template.is_static else None)
+        self._patch: ScalarPatch | None = None  # the first rendering, see manifest()
 
     @property
     def is_static(self) -> bool:
@@ -52,7 +56,15 @@ class TemplateFile:
             text = self.template.render(data)
         except TemplateError as exc:
             raise WorkloadError(str(exc)) from None
-        return load_yaml_text(text, f"{self.source} (Index {index})")
+        if self._patch is not None:
+            patched = self._patch.patched(text)
+            if patched is not None:
+                return patched
+        data = load_yaml_text(text, f"{self.source} (Index {index})")
+        if self._patch is None:
+            self._patch = ScalarPatch(text, data)
+            data = self._patch.patched(text) if self._patch.usable else data
+        return data
 
     def kind(self, count: int = 1) -> Any:
         m = self.manifest(0, max(count, 1))
