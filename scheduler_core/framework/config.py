@@ -404,6 +404,28 @@ def _check_implemented(cfg: SchedulerConfig, prof: ProfileConfig, names: dict[st
                 "that scheduler_core does not implement yet", field=where, source=cfg.source)
 
 
+def _instantiate(cfg: SchedulerConfig, prof: ProfileConfig, names: dict[str, str],
+                 registry: dict[str, Any], handle: Handle | None, adapter: Any
+                 ) -> dict[str, Any]:
+    """Every plugin of ``names`` constructed with its args (per-node ones adapted)."""
+    instances: dict[str, Any] = {}
+    for pname, where in names.items():
+        cls = registry.get(pname)
+        if cls is None:
+            raise ConfigError(f'unknown plugin "{pname}" (known: '
+                              f'{", ".join(sorted(registry))})', field=where, source=cfg.source)
+        args = dict(prof.plugin_args.get(pname, {}))
+        args_path = args.pop("__path__", f"{prof.path}.pluginConfig[{pname}].args")
+        try:
+            plugin = cls(args or None, handle, args_path=args_path)
+        except ConfigError as exc:
+            raise ConfigError(exc.problem, field=exc.field, source=cfg.source) from None
+        if getattr(cls, "per_node", False):
+            plugin = adapter(plugin)
+        instances[pname] = plugin
+    return instances
+
+
 def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str, Any],
                    handle: Handle | None, adapter: Any, generic_workload: bool = False,
                    topology_aware: bool = False) -> Framework:
@@ -429,20 +451,7 @@ def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str
         if pname not in registry:
             raise err(prof.plugin_args[pname]["__path__"].rsplit(".args", 1)[0] + ".name",
                       f'unknown plugin "{pname}"')
-    instances: dict[str, Any] = {}
-    for pname, where in names.items():
-        cls = registry.get(pname)
-        if cls is None:
-            raise err(where, f'unknown plugin "{pname}" (known: {", ".join(sorted(registry))})')
-        args = dict(prof.plugin_args.get(pname, {}))
-        args_path = args.pop("__path__", f"{prof.path}.pluginConfig[{pname}].args")
-        try:
-            plugin = cls(args or None, handle, args_path=args_path)
-        except ConfigError as exc:
-            raise ConfigError(exc.problem, field=exc.field, source=cfg.source) from None
-        if getattr(cls, "per_node", False):
-            plugin = adapter(plugin)
-        instances[pname] = plugin
+    instances = _instantiate(cfg, prof, names, registry, handle, adapter)
     weights: dict[str, int] = {}
     for ref in multi.enabled:
         weights[ref.name] = ref.weight
