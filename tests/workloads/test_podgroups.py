@@ -452,13 +452,16 @@ def test_list_shows_upstream_gang_workloads_supported_with_the_composite_gate_to
 # --------------------------------------------------------------------------- running pod groups
 
 
-@pytest.mark.parametrize("topic", ["podgroup/basicscheduling", "podgroup/gangscheduling"])
-def test_upstream_integration_test_pod_group_workloads_run_ok(topic):
+@pytest.mark.parametrize(("topic", "count"), [("podgroup/basicscheduling", 3),
+                                              ("podgroup/gangscheduling", 3),
+                                              ("podgroup/tas", 4)])
+def test_upstream_integration_test_pod_group_workloads_run_ok(topic, count):
+    # the CompositePodGroupEnabled ones included: no CompositePodGroup objects in them
     config = require_shared(NEXT_DIR / topic / "performance-config.yaml")
     ran = 0
     for tc in load_configs(config):
         for w in tc.workloads:
-            if "integration-test" not in w.labels or w.feature_gates.get("CompositePodGroup"):
+            if "integration-test" not in w.labels:
                 continue
             result, run = execute_workload(tc, w)
             assert result.status == "ok", (w.full_name, result.reason)
@@ -466,8 +469,11 @@ def test_upstream_integration_test_pod_group_workloads_run_ok(topic):
             assert result.scheduled_pods == want
             assert run is not None and len(run.cluster.pod_groups) == w.params["initPodGroups"]
             assert run.scheduler.group_stats.wasted_pods == 0
+            gates = {**tc.feature_gates, **w.feature_gates}
+            assert run.scheduler.topology_aware is bool(
+                gates.get("TopologyAwareWorkloadScheduling"))
             ran += 1
-    assert ran == 2
+    assert ran == count
 
 
 def test_pod_group_metrics_reach_the_data_items(tmp_path):
