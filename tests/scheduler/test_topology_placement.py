@@ -211,3 +211,28 @@ def test_equal_placements_same_seed_same_choice_seeds_differ(make_scheduler):
     picks = [_tie_rack(make_scheduler, s) for s in range(12)]
     assert picks == [_tie_rack(make_scheduler, s) for s in range(12)]  # deterministic
     assert set(picks) == {"a", "b"}  # the tie is broken at random, not by order
+
+
+def test_no_node_with_the_key_is_no_feasible_placement(tas):
+    cluster, sched = tas(rack_nodes({"r0": 2}))
+    cluster.add_pod_group(group("g", 2, key="example.com/block"))
+    cluster.add_pod(member("p0", "g"))
+    cluster.add_pod(member("p1", "g"))
+    sched.run_until_idle()
+    assert bound(cluster) == {}
+    assert "no feasible placements found" in sched.failures["default/p0"]
+    assert sched.group_stats.unschedulable >= 1
+
+
+def test_only_the_chosen_placements_evaluations_are_recorded(tas):
+    cluster, sched = tas(rack_nodes({"a": 2, "b": 2, "c": 2}), record_cycles=True)
+    cluster.add_pod_group(group("g", 2))
+    cluster.add_pod(member("p0", "g"))
+    cluster.add_pod(member("p1", "g"))
+    sched.schedule_one()
+    assert sched.placement_stats.evaluated == 3
+    records = sched.cycles
+    assert [r.pod.name for r in records] == ["p0", "p1"]
+    (rack,) = racks_of(cluster, ["p0", "p1"])
+    table = cluster.table
+    assert {table.node(r.selected).labels[RACK] for r in records} == {rack}
