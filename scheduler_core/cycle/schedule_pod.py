@@ -211,7 +211,9 @@ class SchedulePod(NominatedPass):
                                             else first_fail[:cut].copy()))
             pos = end
             chunk *= 2
-        self.next_start_node_index = (self.next_start_node_index + processed) % len(table.slot_of)
+        placement = self._placement  # the index wraps at the placement's size, as upstream's
+        n_all = len(table.slot_of) if placement is None else len(placement)
+        self.next_start_node_index = (self.next_start_node_index + processed) % n_all
         feasible = (feasible_parts[0] if len(feasible_parts) == 1
                     else np.concatenate(feasible_parts))
         if len(feasible) == 0 and failed_parts:

@@ -236,3 +236,20 @@ def test_only_the_chosen_placements_evaluations_are_recorded(tas):
     (rack,) = racks_of(cluster, ["p0", "p1"])
     table = cluster.table
     assert {table.node(r.selected).labels[RACK] for r in records} == {rack}
+
+
+def test_the_search_start_wraps_at_the_placement_size(tas):
+    # two racks of 100 and 50 nodes without the label (250 in the table): over a rack,
+    # numFeasibleNodesToFind is all 100 nodes, so each of the 4 searches (2 members x 2 racks)
+    # examines 100 and the start index wraps at 100: 37 stays 37 (at 250 it would be 187)
+    ns = rack_nodes({"a": 100, "b": 100})
+    ns += [make_node(f"bare-{i}").alloc(cpu="4", memory="32Gi", pods=110).obj()
+           for i in range(50)]
+    cluster, sched = tas(ns)
+    sched.next_start_node_index = 37
+    cluster.add_pod_group(group("g", 2))
+    cluster.add_pod(member("p0", "g"))
+    cluster.add_pod(member("p1", "g"))
+    sched.schedule_one()
+    assert sched.placement_stats.evaluated == 2
+    assert sched.next_start_node_index == 37
