@@ -24,6 +24,7 @@ from scheduler_core.api.node import Node
 from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.events import ADDED, DELETED, MODIFIED, EventType, WatchEvent
 from scheduler_core.cluster.store import Cluster
+from scheduler_core.cycle.placement import PlacementCycle, PlacementStats
 from scheduler_core.cycle.pod_group import GroupStats, PodGroupCycle
 from scheduler_core.cycle.result import CycleRecord, ScheduleResult
 from scheduler_core.cycle.schedule_pod import SchedulePod
@@ -169,11 +170,13 @@ class AttemptObserver(Protocol):
                       status: Status | None) -> None: ...
 
 
-class Scheduler(SchedulePod, PodGroupCycle):
+class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
     """One scheduling loop over one cluster, with one framework per profile (schedulerName).
 
     ``generic_workload`` is the GenericWorkload feature gate (v1.37): on, a pod naming a
-    PodGroup is scheduled with its group in the pod-group cycle (``cycle.pod_group``)."""
+    PodGroup is scheduled with its group in the pod-group cycle (``cycle.pod_group``).
+    ``topology_aware`` is the TopologyAwareWorkloadScheduling gate: on, the group is tried in
+    each placement its PlacementGenerate plugin offers (``cycle.placement``)."""
 
     def __init__(
         self,
@@ -190,9 +193,13 @@ class Scheduler(SchedulePod, PodGroupCycle):
         pod_max_backoff: float = 10.0,
         record_cycles: bool = False,
         generic_workload: bool = False,
+        topology_aware: bool = False,
     ) -> None:
         self.cluster = cluster
         self.generic_workload = generic_workload
+        self.topology_aware = topology_aware
+        self.placement_stats = PlacementStats()
+        self._placement = None
         self.group_stats = GroupStats()
         self.clock: Clock = clock or FakeClock()
         self.rng = np.random.default_rng(seed)

@@ -57,7 +57,9 @@ def make_scheduler() -> Callable[..., tuple[Cluster, Scheduler]]:
             cluster.add_node(n)
         cfg = parse_config(config) if config is not None else SchedulerConfig()
         gw = bool(kw.get("generic_workload", False))
-        sched = Scheduler(cluster, lambda h: build_frameworks(cfg, h, generic_workload=gw),
+        ta = bool(kw.get("topology_aware", False))
+        sched = Scheduler(cluster, lambda h: build_frameworks(cfg, h, generic_workload=gw,
+                                                              topology_aware=ta),
                           clock=clock, seed=seed, **kw)
         return cluster, sched
 

@@ -126,7 +126,8 @@ class PodGroupCycle:
             return
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
-        results, status = self._group_algorithm(fwk, pg, live)
+        algorithm = self._placement_algorithm if self.topology_aware else self._group_algorithm
+        results, status = algorithm(fwk, pg, live)
         self._submit_group(fwk, key, live, results, status, t0)
         if rec:
             result = (RESULT_SCHEDULED if status is None else

@@ -32,6 +32,7 @@ from scheduler_core.framework.runtime import ScoreBreakdown
 
 if TYPE_CHECKING:
     from scheduler_core.api.pod import Pod
+    from scheduler_core.framework.placement import Placement
     from scheduler_core.framework.runtime import Framework
     from scheduler_core.nodetable.table import NodeTable
 
@@ -68,6 +69,10 @@ class SchedulePod(NominatedPass):
 
     rng: np.random.Generator
     next_start_node_index: int
+    # the pod-group cycle's current placement (None: every node), as upstream's
+    # Snapshot.AssumePlacement: only the node candidates are restricted to it, plugins still
+    # see the whole table
+    _placement: Placement | None = None
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod,
                      record: CycleRecord | None) -> ScheduleResult:
@@ -102,7 +107,8 @@ class SchedulePod(NominatedPass):
         earlier preemption) if the pod fits there; else the nodes PreFilter left (all, or the
         ones it named) through the filters."""
         table = self.cluster.table
-        diagnosis = Diagnosis(len(table.slot_of))
+        placement = self._placement
+        diagnosis = Diagnosis(len(table.slot_of) if placement is None else len(placement))
         pre_res, status, narrowing = fwk.run_pre_filter(state, pod, table)
         if record is not None:
             record.pre_filter_status = status
@@ -115,11 +121,17 @@ class SchedulePod(NominatedPass):
         try:
             if pod.nominated_node_name:
                 slot = table.slot_of.get(pod.nominated_node_name)
+                if placement is not None and slot is not None and not placement.mask[slot]:
+                    slot = None  # outside the placement (GetNodeInPlacement fails)
                 if slot is not None and self.filter_one_node(fwk, state, pod, slot) is None:
                     return np.asarray([slot], dtype=np.int64), diagnosis, 1, None
             if pre_res is not None and pre_res.node_names is not None:
                 candidates, identity = slots_in_list_order(table, pre_res.node_names), False
+                if placement is not None:
+                    candidates = candidates[placement.mask[candidates]]
                 diagnosis.narrow(narrowing)
+            elif placement is not None:
+                candidates, identity = placement.slots, False
             else:
                 candidates, identity = table.order(), table.order_is_identity
             feasible, evaluated = self._find_nodes_that_pass_filters(
@@ -199,7 +211,9 @@ class SchedulePod(NominatedPass):
                                             else first_fail[:cut].copy()))
             pos = end
             chunk *= 2
-        self.next_start_node_index = (self.next_start_node_index + processed) % len(table.slot_of)
+        placement = self._placement  # the index wraps at the placement's size, as upstream's
+        n_all = len(table.slot_of) if placement is None else len(placement)
+        self.next_start_node_index = (self.next_start_node_index + processed) % n_all
         feasible = (feasible_parts[0] if len(feasible_parts) == 1
                     else np.concatenate(feasible_parts))
         if len(feasible) == 0 and failed_parts:

@@ -71,13 +71,18 @@ DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
 # appended to the default multiPoint set when the GenericWorkload gate is on (v1.37's
 # applyGangScheduling)
 GENERIC_WORKLOAD_MULTIPOINT: tuple[tuple[str, int], ...] = (("GangScheduling", 0),)
+# appended after those when the TopologyAwareWorkloadScheduling gate is on (v1.37's
+# applyTopologyAwareWorkloadScheduling)
+TOPOLOGY_AWARE_MULTIPOINT: tuple[tuple[str, int], ...] = (
+    ("TopologyPlacementGenerator", 0), ("PodGroupPodsCount", 1))
 
 # config point name -> extension point
 _POINT_KEYS = {
     "preEnqueue": "PreEnqueue", "queueSort": "QueueSort", "preFilter": "PreFilter",
     "filter": "Filter", "postFilter": "PostFilter", "preScore": "PreScore", "score": "Score",
     "reserve": "Reserve", "permit": "Permit", "preBind": "PreBind", "bind": "Bind",
-    "postBind": "PostBind",
+    "postBind": "PostBind", "placementGenerate": "PlacementGenerate",
+    "placementScore": "PlacementScore",
 }
 _TOP_KEYS = ("apiVersion", "kind", "profiles", "percentageOfNodesToScore",
              "percentageOfPlacementsToScore",
@@ -89,9 +94,12 @@ MAX_WEIGHT = (2**63 - 1) // 100
 # upstream in-tree plugins of workload-aware scheduling that the core does not have: a
 # profile enabling one is unsupported (UnsupportedConfigError), not bad input
 UNIMPLEMENTED_PLUGINS = {
-    "TopologyPlacement": "topology-aware placement of pod groups",
-    "NodePoolPlacement": "node-pool placement of pod groups",
+    "NodePoolPlacement": "node-pool placement of pod groups, newer than kube v1.37.2",
 }
+# percentageOfPlacementsToScore (newer than v1.37.2: an adaptive limit on the placements
+# scored): 100 asks for every placement, which is what v1.37.2 does; other values are
+# unsupported
+ALL_PLACEMENTS = 100
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -114,9 +122,6 @@ class ProfileConfig:
     multi_point: PluginSetConfig = field(default_factory=PluginSetConfig)
     points: dict[str, PluginSetConfig] = field(default_factory=dict)
     plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # plugins.placementGenerate (pod-group placements): parsed; enabling a plugin there makes
-    # the profile unsupported (the core has no PlacementGenerate extension point yet)
-    placement_generate: PluginSetConfig = field(default_factory=PluginSetConfig)
     path: str = "profiles[0]"
 
 
@@ -124,8 +129,8 @@ class ProfileConfig:
 class SchedulerConfig:
     profiles: list[ProfileConfig] = field(default_factory=lambda: [ProfileConfig()])
     percentage_of_nodes_to_score: int | None = None
-    # pod groups' placements scored (topology-aware workload scheduling): parsed and checked;
-    # it only applies to pod groups, which the core does not schedule yet
+    # pod groups' placements scored (topology-aware workload scheduling): None or 100 (every
+    # placement, as v1.37.2); any other value makes the config unsupported
     percentage_of_placements_to_score: int | None = None
     pod_initial_backoff_seconds: float = 1.0
     pod_max_backoff_seconds: float = 10.0
@@ -250,14 +255,11 @@ def _parse_profile(data: Any, path: str, err: Any, count: int) -> ProfileConfig:
     plugins = data.get("plugins") or {}
     if not isinstance(plugins, dict):
         raise err(f"{path}.plugins", "expected a mapping of extension points")
-    _check_keys(plugins, f"{path}.plugins", (*_POINT_KEYS, "multiPoint", "placementGenerate"),
-                err)
+    _check_keys(plugins, f"{path}.plugins", (*_POINT_KEYS, "multiPoint"), err)
     for key, value in plugins.items():
         pset = _parse_plugin_set(value, f"{path}.plugins.{key}", err)
         if key == "multiPoint":
             prof.multi_point = pset
-        elif key == "placementGenerate":
-            prof.placement_generate = pset
         else:
             prof.points[_POINT_KEYS[key]] = pset
     configs = data.get("pluginConfig") or []
@@ -351,11 +353,21 @@ def _import_plugin(name: str, target: str, source: str | None) -> Any:
 
 
 def build_frameworks(cfg: SchedulerConfig, handle: Handle | None, *,
-                     generic_workload: bool = False) -> dict[str, Framework]:
+                     generic_workload: bool = False, topology_aware: bool = False
+                     ) -> dict[str, Framework]:
     """Instantiate every profile's plugins and return schedulerName -> Framework.
 
     ``generic_workload`` is the GenericWorkload feature gate (v1.37, off by default): on, the
-    default multiPoint set ends with GangScheduling, as upstream's applyGangScheduling."""
+    default multiPoint set ends with GangScheduling, as upstream's applyGangScheduling.
+    ``topology_aware`` is the TopologyAwareWorkloadScheduling gate: on, TopologyPlacementGenerator
+    and PodGroupPodsCount (weight 1) follow it (applyTopologyAwareWorkloadScheduling)."""
+    pct = cfg.percentage_of_placements_to_score
+    if pct is not None and pct != ALL_PLACEMENTS:
+        raise UnsupportedConfigError(
+            f"percentageOfPlacementsToScore {pct}: the adaptive limit on the placements "
+            "scored is newer than kube v1.37.2, which scheduler_core follows (every placement "
+            f"is scored; {ALL_PLACEMENTS} asks for that)",
+            field="percentageOfPlacementsToScore", source=cfg.source)
     from scheduler_core.framework.adapter import PerNodeAdapter
     from scheduler_core.plugins.registry import IN_TREE
 
@@ -369,7 +381,8 @@ def build_frameworks(cfg: SchedulerConfig, handle: Handle | None, *,
     out: dict[str, Framework] = {}
     sort_keys: list[tuple[str, str]] = []
     for prof in cfg.profiles:
-        fwk = _build_profile(cfg, prof, registry, handle, PerNodeAdapter, generic_workload)
+        fwk = _build_profile(cfg, prof, registry, handle, PerNodeAdapter, generic_workload,
+                             topology_aware)
         qs = fwk.queue_sort
         sort_keys.append((prof.path, qs.name if qs is not None else ""))
         out[prof.scheduler_name] = fwk
@@ -383,13 +396,7 @@ def build_frameworks(cfg: SchedulerConfig, handle: Handle | None, *,
 def _check_implemented(cfg: SchedulerConfig, prof: ProfileConfig, names: dict[str, str],
                        registry: dict[str, Any]) -> None:
     """UnsupportedConfigError for a valid profile needing what the core does not implement:
-    PlacementGenerate plugins, or an upstream plugin of :data:`UNIMPLEMENTED_PLUGINS`."""
-    if prof.placement_generate.enabled:
-        generators = ", ".join(r.name for r in prof.placement_generate.enabled)
-        raise UnsupportedConfigError(
-            f"PlacementGenerate plugins ({generators}) generate placements for pod groups "
-            "(topology-aware workload scheduling), which scheduler_core does not implement "
-            "yet", field=f"{prof.path}.plugins.placementGenerate", source=cfg.source)
+    an upstream plugin of :data:`UNIMPLEMENTED_PLUGINS`."""
     for pname, where in names.items():
         if pname not in registry and pname in UNIMPLEMENTED_PLUGINS:
             raise UnsupportedConfigError(
@@ -397,13 +404,36 @@ def _check_implemented(cfg: SchedulerConfig, prof: ProfileConfig, names: dict[st
                 "that scheduler_core does not implement yet", field=where, source=cfg.source)
 
 
+def _instantiate(cfg: SchedulerConfig, prof: ProfileConfig, names: dict[str, str],
+                 registry: dict[str, Any], handle: Handle | None, adapter: Any
+                 ) -> dict[str, Any]:
+    """Every plugin of ``names`` constructed with its args (per-node ones adapted)."""
+    instances: dict[str, Any] = {}
+    for pname, where in names.items():
+        cls = registry.get(pname)
+        if cls is None:
+            raise ConfigError(f'unknown plugin "{pname}" (known: '
+                              f'{", ".join(sorted(registry))})', field=where, source=cfg.source)
+        args = dict(prof.plugin_args.get(pname, {}))
+        args_path = args.pop("__path__", f"{prof.path}.pluginConfig[{pname}].args")
+        try:
+            plugin = cls(args or None, handle, args_path=args_path)
+        except ConfigError as exc:
+            raise ConfigError(exc.problem, field=exc.field, source=cfg.source) from None
+        if getattr(cls, "per_node", False):
+            plugin = adapter(plugin)
+        instances[pname] = plugin
+    return instances
+
+
 def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str, Any],
-                   handle: Handle | None, adapter: Any, generic_workload: bool = False
-                   ) -> Framework:
+                   handle: Handle | None, adapter: Any, generic_workload: bool = False,
+                   topology_aware: bool = False) -> Framework:
     def err(field_: str, problem: str) -> ConfigError:
         return ConfigError(problem, field=field_, source=cfg.source)
 
-    defaults = DEFAULT_MULTIPOINT + (GENERIC_WORKLOAD_MULTIPOINT if generic_workload else ())
+    defaults = DEFAULT_MULTIPOINT + (GENERIC_WORKLOAD_MULTIPOINT if generic_workload else ()) \
+        + (TOPOLOGY_AWARE_MULTIPOINT if topology_aware else ())
     default_mp = PluginSetConfig([PluginRef(n, w) for n, w in defaults if n in registry])
     multi = _merge(default_mp, prof.multi_point)
     points = {pt: _merge(PluginSetConfig(), prof.points.get(pt, PluginSetConfig()))
@@ -421,23 +451,11 @@ def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str
         if pname not in registry:
             raise err(prof.plugin_args[pname]["__path__"].rsplit(".args", 1)[0] + ".name",
                       f'unknown plugin "{pname}"')
-    instances: dict[str, Any] = {}
-    for pname, where in names.items():
-        cls = registry.get(pname)
-        if cls is None:
-            raise err(where, f'unknown plugin "{pname}" (known: {", ".join(sorted(registry))})')
-        args = dict(prof.plugin_args.get(pname, {}))
-        args_path = args.pop("__path__", f"{prof.path}.pluginConfig[{pname}].args")
-        try:
-            plugin = cls(args or None, handle, args_path=args_path)
-        except ConfigError as exc:
-            raise ConfigError(exc.problem, field=exc.field, source=cfg.source) from None
-        if getattr(cls, "per_node", False):
-            plugin = adapter(plugin)
-        instances[pname] = plugin
+    instances = _instantiate(cfg, prof, names, registry, handle, adapter)
     weights: dict[str, int] = {}
     for ref in multi.enabled:
         weights[ref.name] = ref.weight
+    placement_weights = dict(weights)
     enabled_points: dict[str, list[Any]] = {}
     for pt, pset in points.items():
         key = next(k for k, v in _POINT_KEYS.items() if v == pt)
@@ -447,6 +465,8 @@ def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str
                           f'plugin "{ref.name}" does not extend {pt}')
             if pt == "Score":
                 weights[ref.name] = ref.weight
+            elif pt == "PlacementScore":
+                placement_weights[ref.name] = ref.weight
         enabled_set = [r.name for r in pset.enabled]
         if "*" in pset.disabled:
             order = enabled_set
@@ -478,4 +498,5 @@ def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str
     if pct is None:
         pct = cfg.percentage_of_nodes_to_score
     return Framework(prof.scheduler_name, enabled_points, weights, pct,
-                     plugin_args={k: v for k, v in prof.plugin_args.items()})
+                     plugin_args={k: v for k, v in prof.plugin_args.items()},
+                     placement_weights=placement_weights)

@@ -26,6 +26,7 @@ from scheduler_core.framework.interface import (
     Status,
 )
 from scheduler_core.framework.metrics import MetricsRecorder, NoopRecorder
+from scheduler_core.framework.placement import Placement
 from scheduler_core.nodetable.table import NodeTable
 
 __all__ = ["EXTENSION_POINTS", "Framework", "ScoreBreakdown", "implements"]
@@ -44,6 +45,9 @@ EXTENSION_POINTS: dict[str, str] = {
     "PreBind": "pre_bind",
     "Bind": "bind",
     "PostBind": "post_bind",
+    # the pod-group cycle's placement points (TopologyAwareWorkloadScheduling)
+    "PlacementGenerate": "generate_placements",
+    "PlacementScore": "score_placement",
 }
 # Code members as module constants: attribute access on the enum class goes through EnumType's
 # __getattr__ hook and costs several times a global lookup (these run on every cycle)
@@ -84,6 +88,8 @@ class Framework:
     percentage_of_nodes_to_score: int | None = None
     recorder: MetricsRecorder = field(default_factory=NoopRecorder)
     plugin_args: dict[str, Any] = field(default_factory=dict)
+    # PlacementScore plugin -> weight (multiPoint's, overridden by placementScore's)
+    placement_weights: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for point in EXTENSION_POINTS:
@@ -172,6 +178,54 @@ class Framework:
             if status is not None and status.code != _SUCCESS:
                 return status.with_plugin(p.name)
         return None
+
+    def run_placement_generate(self, pg: Any, parent: Placement
+                               ) -> tuple[list[Placement], Status | None]:
+        """kube v1.37.2's RunPlacementGeneratePlugins: with no PlacementGenerate plugin the
+        parent placement alone; else the placements of the first plugin only (as upstream),
+        an Unschedulable status when it generates none."""
+        plugins = self.points["PlacementGenerate"]
+        if not plugins:
+            return [parent], None
+        p = plugins[0]
+        placements, status = p.generate_placements(pg, parent)
+        if status is not None and status.code != _SUCCESS:
+            return [], status.with_plugin(p.name)
+        if not placements:
+            return [], Status(Code.UNSCHEDULABLE, ("no feasible placements found",), p.name)
+        return placements, None
+
+    def run_placement_score(self, pg: Any, assignments: list[tuple[Placement, list[Any]]]
+                            ) -> tuple[list[int], Status | None]:
+        """kube's RunPlacementScorePlugins: per placement (with the pods proposed in it, as
+        ``(pod, node name)`` pairs) each plugin's score, normalised when the plugin has
+        ``normalize_placement_scores``, range-checked, weighted and summed."""
+        totals = [0] * len(assignments)
+        for p in self.points["PlacementScore"]:
+            scores = []
+            for placement, proposed in assignments:
+                s, status = p.score_placement(pg, placement, proposed)
+                if status is not None and status.code != _SUCCESS:
+                    return [], Status(Code.ERROR, (
+                        f'running PlacementScore plugins: plugin "{p.name}" failed with: '
+                        f"{status.message}",))
+                scores.append(s)
+            normalize = getattr(p, "normalize_placement_scores", None)
+            if normalize is not None:
+                status = normalize(pg, scores)
+                if status is not None and status.code != _SUCCESS:
+                    return [], Status(Code.ERROR, (
+                        "running NormalizePlacementScore on PlacementScore plugins: plugin "
+                        f'"{p.name}" failed with: {status.message}',))
+            weight = max(1, self.placement_weights.get(p.name, 1))
+            for i, s in enumerate(scores):
+                if not 0 <= s <= 100:
+                    return [], Status(Code.ERROR, (
+                        f'applying score defaultWeights on PlacementScore plugins: plugin '
+                        f'"{p.name}" returns an invalid score {s}, it should in the range of '
+                        "[0, 100] after normalizing",))
+                totals[i] += s * weight
+        return totals, None
 
     # ------------------------------------------------------------------ PreEnqueue
     def run_pre_enqueue(self, pod: Pod) -> tuple[str, Status] | None:

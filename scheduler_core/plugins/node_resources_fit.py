@@ -26,7 +26,7 @@ import numpy as np
 
 from scheduler_core.api.node import Node
 from scheduler_core.api.pod import Pod, PodSpec
-from scheduler_core.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from scheduler_core.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_scalar_resource
 from scheduler_core.errors import ConfigError
 from scheduler_core.framework.interface import (
     ActionType,
@@ -229,6 +229,7 @@ class NodeResourcesFit:
                  args_path: str = "") -> None:
         self.args = NodeResourcesFitArgs.parse(args, args_path)
         self.resources = self.args.resources
+        self._handle = handle
         self._scorer: Scorer
         if self.args.strategy == MOST_ALLOCATED:
             self._scorer = most_allocated_scorer
@@ -339,6 +340,44 @@ class NodeResourcesFit:
             if part is not None:
                 parts.append(part)
         return self._scorer(parts, count(table, idx))
+
+    # ------------------------------------------------------------------ PlacementScore
+    def score_placement(self, pg: Any, placement: Any, proposed: list[Any]
+                        ) -> tuple[int, Status | None]:
+        """kube v1.37's Fit.ScorePlacement (TopologyAwareWorkloadScheduling): MostAllocated
+        over the placement as one node: the non-zero requests of the proposed pods plus the
+        placement's nodes' requested, against the nodes' summed allocatable, per configured
+        resource (weighted mean, integer division)."""
+        table = self._handle.cluster.table if self._handle is not None else None
+        if table is None:
+            return 0, None
+        slots = placement.slots
+        score = weights = 0
+        for r in self.resources:
+            name = r.name
+            want = sum(pod_requests(p.spec, (r,), use_requested=False)[0]
+                       for p, _ in proposed)
+            if name == CPU:
+                used_col = table.nonzero_cpu
+            elif name == MEMORY:
+                used_col = table.nonzero_memory
+            elif name == EPHEMERAL_STORAGE or (is_scalar_resource(name) and want):
+                used_col = table.requested.get(name)
+            else:  # a scalar the group does not request, or "pods": bypassed
+                continue
+            alloc_col = table.allocatable.get(name)
+            if alloc_col is None:
+                continue
+            alloc = alloc_col[slots]
+            present = alloc != 0  # a node without the resource counts for neither side
+            total_alloc = int(alloc.sum())
+            if total_alloc == 0:
+                continue
+            used = int(used_col[slots][present].sum()) if used_col is not None else 0
+            requested = min(want + used, total_alloc)
+            score += requested * 100 // total_alloc * r.weight
+            weights += r.weight
+        return (score // weights if weights else 0), None
 
     # ------------------------------------------------------------------ events
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -26,9 +26,11 @@ from scheduler_core.plugins.not_modelled import (
     VolumeZone,
 )
 from scheduler_core.plugins.pod_topology_spread import PodTopologySpread
+from scheduler_core.plugins.podgroup_pods_count import PodGroupPodsCount
 from scheduler_core.plugins.priority_sort import PrioritySort
 from scheduler_core.plugins.scheduling_gates import SchedulingGates
 from scheduler_core.plugins.taint_toleration import TaintToleration
+from scheduler_core.plugins.topology_placement import TopologyPlacementGenerator
 
 __all__ = ["IN_TREE", "build_registry"]
 
@@ -65,4 +67,6 @@ IN_TREE: dict[str, type] = build_registry(
     ImageLocality,
     DefaultBinder,
     GangScheduling,
+    TopologyPlacementGenerator,
+    PodGroupPodsCount,
 )

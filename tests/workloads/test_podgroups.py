@@ -299,9 +299,7 @@ def test_validate_reports_typos_in_unsupported_group_workloads(tmp_path, templat
     assert where in message and "unknown field" in message
 
 
-@pytest.mark.parametrize("gate", ["TopologyAwareWorkloadScheduling",
-                                  "CompositePodGroup", "OpportunisticBatching",
-                                  "SchedulerAsyncPreemption"])
+@pytest.mark.parametrize("gate", ["OpportunisticBatching", "SchedulerAsyncPreemption"])
 def test_unmodelled_gate_on_is_unsupported_off_runs(tmp_path, gate):
     ops = [{"opcode": "createNodes", "count": 2},
            {"opcode": "createPods", "count": 2, "collectMetrics": True}]
@@ -318,16 +316,20 @@ def test_unmodelled_gate_on_is_unsupported_off_runs(tmp_path, gate):
     assert gate not in result.ignored_feature_gates  # off is what the core does
 
 
-def test_generic_workload_gate_is_honoured_on_and_off(tmp_path):
+@pytest.mark.parametrize("gate", ["GenericWorkload", "TopologyAwareWorkloadScheduling",
+                                  "CompositePodGroup"])
+def test_pod_group_gates_are_honoured_on_and_off(tmp_path, gate):
     ops = [{"opcode": "createNodes", "count": 2},
            {"opcode": "createPods", "count": 2, "collectMetrics": True}]
     for on in (True, False):
-        (tc,) = load_configs(write_case(tmp_path, ops, {}, {}, {"GenericWorkload": on}))
+        (tc,) = load_configs(write_case(tmp_path, ops, {}, {}, {gate: on}))
         assert support_reason(tc, tc.workloads[0]) is None
-        result, _ = execute_workload(tc, tc.workloads[0])
+        result, run = execute_workload(tc, tc.workloads[0])
         assert result.status == "ok", result.reason
         assert result.scheduled_pods == 2
-        assert "GenericWorkload" not in result.ignored_feature_gates
+        assert gate not in result.ignored_feature_gates
+        if gate == "TopologyAwareWorkloadScheduling":
+            assert run.scheduler.topology_aware is on
 
 
 def test_pod_group_workload_runs_with_the_gate(tmp_path):
@@ -352,13 +354,33 @@ def test_percentage_of_placements_to_score_is_checked():
     assert info.value.field == "percentageOfPlacementsToScore"
 
 
-def test_placement_generate_plugins_make_the_profile_unsupported():
+def test_percentage_of_placements_below_100_is_unsupported():
+    build_frameworks(parse_config({"percentageOfPlacementsToScore": 100}), None,
+                     topology_aware=True)
+    with pytest.raises(UnsupportedConfigError) as info:
+        build_frameworks(parse_config({"percentageOfPlacementsToScore": 50}), None,
+                         topology_aware=True)
+    assert info.value.field == "percentageOfPlacementsToScore"
+    assert "newer than kube v1.37.2" in str(info.value)
+
+
+def test_node_pool_placement_is_unsupported_topology_placement_is_built():
     cfg = parse_config({"profiles": [{"plugins": {"placementGenerate": {
         "enabled": [{"name": "NodePoolPlacement"}]}}}]}, source="sched.yaml")
     with pytest.raises(UnsupportedConfigError) as info:
-        build_frameworks(cfg, None)
+        build_frameworks(cfg, None, topology_aware=True)
     assert info.value.field == "profiles[0].plugins.placementGenerate"
     assert "NodePoolPlacement" in str(info.value)
+    cfg = parse_config({"profiles": [{"plugins": {"placementGenerate": {
+        "enabled": [{"name": "TopologyPlacementGenerator"}]}, "placementScore": {
+        "enabled": [{"name": "PodGroupPodsCount", "weight": 3}]}}}]})
+    fwk = build_frameworks(cfg, None)["default-scheduler"]
+    assert [p.name for p in fwk.points["PlacementGenerate"]] == ["TopologyPlacementGenerator"]
+    assert fwk.placement_weights["PodGroupPodsCount"] == 3
+    with pytest.raises(ConfigError) as bad:
+        build_frameworks(parse_config({"profiles": [{"plugins": {"placementScore": {
+            "enabled": [{"name": "GangScheduling"}]}}}]}), None)
+    assert "does not extend PlacementScore" in str(bad.value)
     with pytest.raises(ConfigError) as bad:
         parse_config({"profiles": [{"plugins": {"placementGenerat": {}}}]})
     assert not isinstance(bad.value, UnsupportedConfigError)
@@ -367,8 +389,8 @@ def test_placement_generate_plugins_make_the_profile_unsupported():
 
 def test_unimplemented_upstream_plugin_is_unsupported_unknown_is_bad():
     cfg = parse_config({"profiles": [{"plugins": {"multiPoint": {
-        "enabled": [{"name": "TopologyPlacement"}]}}}]})
-    with pytest.raises(UnsupportedConfigError, match="TopologyPlacement"):
+        "enabled": [{"name": "NodePoolPlacement"}]}}}]})
+    with pytest.raises(UnsupportedConfigError, match="NodePoolPlacement"):
         build_frameworks(cfg, None)
     cfg = parse_config({"profiles": [{"plugins": {"multiPoint": {
         "enabled": [{"name": "GangScheduling"}]}}}]})
@@ -393,16 +415,13 @@ def test_validate_passes_on_the_newest_upstream_configs(topic):
 
 @pytest.mark.parametrize("topic", ["podgroup/basicscheduling", "podgroup/gangscheduling",
                                    "podgroup/tas", "cpg"])
-def test_upstream_pod_group_workloads_supported_unless_tas_or_composite(topic):
+def test_upstream_pod_group_workloads_supported_unless_composite_objects(topic):
     config = require_shared(NEXT_DIR / topic / "performance-config.yaml")
     for tc in load_configs(config):
         for w in tc.workloads:
             reason = support_reason(tc, w)
-            gates = {**tc.feature_gates, **w.feature_gates}
-            if gates.get("CompositePodGroup") or gates.get("TopologyAwareWorkloadScheduling") \
-                    or topic == "cpg":
-                assert reason and ("which scheduler_core does not implement yet" in reason
-                                   or "not modelled" in reason), w.full_name
+            if topic == "cpg":
+                assert reason, w.full_name
             else:
                 assert reason is None, (w.full_name, reason)
 
@@ -418,28 +437,31 @@ def test_upstream_batching_runs_only_with_opportunistic_batching_off():
                 assert reason is None, reason
 
 
-def test_list_shows_upstream_gang_workloads_unsupported_only_with_composite_groups():
+def test_list_shows_upstream_gang_workloads_supported_with_the_composite_gate_too():
+    # CompositePodGroup=true without CompositePodGroup objects schedules root PodGroups as off
     config = require_shared(NEXT_DIR / "podgroup" / "gangscheduling" / "performance-config.yaml")
     result = CliRunner().invoke(cli, ["list", "--config", str(config), "--format", "json"],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert len(rows) == 16
-    unsupported = [r for r in rows if r["supported"] == "no"]
-    assert len(unsupported) == 7
-    assert all("CompositePodGroup=true" in r["reason"] for r in unsupported)
+    assert [r for r in rows if r["supported"] == "no"] == []
+    assert sum("CompositePodGroupEnabled" in r["workload"] for r in rows) == 7
 
 
 # --------------------------------------------------------------------------- running pod groups
 
 
-@pytest.mark.parametrize("topic", ["podgroup/basicscheduling", "podgroup/gangscheduling"])
-def test_upstream_integration_test_pod_group_workloads_run_ok(topic):
+@pytest.mark.parametrize(("topic", "count"), [("podgroup/basicscheduling", 3),
+                                              ("podgroup/gangscheduling", 3),
+                                              ("podgroup/tas", 4)])
+def test_upstream_integration_test_pod_group_workloads_run_ok(topic, count):
+    # the CompositePodGroupEnabled ones included: no CompositePodGroup objects in them
     config = require_shared(NEXT_DIR / topic / "performance-config.yaml")
     ran = 0
     for tc in load_configs(config):
         for w in tc.workloads:
-            if "integration-test" not in w.labels or w.feature_gates.get("CompositePodGroup"):
+            if "integration-test" not in w.labels:
                 continue
             result, run = execute_workload(tc, w)
             assert result.status == "ok", (w.full_name, result.reason)
@@ -447,8 +469,11 @@ def test_upstream_integration_test_pod_group_workloads_run_ok(topic):
             assert result.scheduled_pods == want
             assert run is not None and len(run.cluster.pod_groups) == w.params["initPodGroups"]
             assert run.scheduler.group_stats.wasted_pods == 0
+            gates = {**tc.feature_gates, **w.feature_gates}
+            assert run.scheduler.topology_aware is bool(
+                gates.get("TopologyAwareWorkloadScheduling"))
             ran += 1
-    assert ran == 2
+    assert ran == count
 
 
 def test_pod_group_metrics_reach_the_data_items(tmp_path):

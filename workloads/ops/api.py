@@ -51,6 +51,8 @@ class FakeApi:
         self.pod_flags: dict[str, PodFlags] = {}  # pod key -> non-default deletion flags
         # the GenericWorkload gate: PodGroups served, pods may name one (else unsupported)
         self.pod_groups = False
+        # the TopologyAwareWorkloadScheduling gate: PodGroups may carry a topology constraint
+        self.topology_aware = False
 
     # -- names
     def generate_name(self, kind: str, namespace: str, prefix: str,

@@ -42,13 +42,14 @@ def _check_object(kind: type, want: str, manifest: Any, where: str, namespace: s
         **metadata_of(manifest), "namespace": namespace}}, where)
 
 
-def unmodelled_group_fields(pg: PodGroup) -> str | None:
+def unmodelled_group_fields(pg: PodGroup, topology_aware: bool = False) -> str | None:
     """Why the core cannot schedule this PodGroup as upstream would (None: it can): fields of
-    group preemption, topology-aware placement, multi-level groups and shared claims."""
+    group preemption, multi-level groups and shared claims, and a topology constraint unless
+    the TopologyAwareWorkloadScheduling gate is on (``topology_aware``)."""
     fields = [name for name, used in (
         ("spec.priority", pg.priority is not None),
         ("spec.disruptionMode", bool(pg.disruption_mode)),
-        ("spec.schedulingConstraints.topology", bool(pg.topology_keys)),
+        ("spec.schedulingConstraints.topology", bool(pg.topology_keys) and not topology_aware),
         ("spec.parentCompositePodGroupName", bool(pg.parent)),
         ("spec.resourceClaims", bool(pg.resource_claims))) if used]
     if not fields:
@@ -65,7 +66,7 @@ def prepare_create_pod_groups(ctx: OpContext, index: int, op: CreatePodGroups) -
     for i in _indices(op.count):
         where = f"{tf.source} (Index {i})"
         pg = _check_object(PodGroup, "PodGroup", tf.manifest(i, op.count), where, op.namespace)
-        reason = unmodelled_group_fields(pg)
+        reason = unmodelled_group_fields(pg, ctx.api.topology_aware)
         if reason:
             reasons.append(f"{where}: {reason}")
     if not ctx.api.pod_groups:
@@ -88,7 +89,7 @@ def run_create_pod_groups(ctx: OpContext, index: int, op: CreatePodGroups) -> No
         check_namespace(manifest, op.namespace, where)
         pg = parse_typed(PodGroup.from_manifest, {**manifest, "metadata": {
             **metadata_of(manifest), "namespace": op.namespace}}, where)
-        reason = unmodelled_group_fields(pg)
+        reason = unmodelled_group_fields(pg, ctx.api.topology_aware)
         if reason:
             raise UnsupportedWorkload(f"{where}: {reason}")
         try:

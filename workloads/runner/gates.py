@@ -1,6 +1,10 @@
 """Feature gates: ``SchedulerQueueingHints`` and ``SchedulerPopFromBackoffQ`` (both on by
 default, as in v1.34) and ``GenericWorkload`` (off by default, as in v1.37: on, PodGroups are
-served and their pods scheduled by the pod-group cycle) are honoured. The gates of
+served and their pods scheduled by the pod-group cycle), ``TopologyAwareWorkloadScheduling``
+(off by default: on, a group is tried in each placement of its topology constraint and the
+best one kept) and ``CompositePodGroup`` (off by default; on, a root PodGroup is scheduled as
+with it off: CompositePodGroup objects and ``parentCompositePodGroupName`` are refused by the
+ops that would create them) are honoured. The gates of
 :data:`UNMODELLED_WHEN_ON` turn on behaviour the core does not model: set to true they make
 the workload unsupported (with the reason); set to false they ask for what the core does (the
 behaviour off) and count as honoured. Every other gate is listed as ignored."""
@@ -12,10 +16,12 @@ from dataclasses import dataclass
 from workloads.config import Workload
 
 __all__ = [
+    "COMPOSITE_POD_GROUP_GATE",
     "GENERIC_WORKLOAD_GATE",
     "HONOURED_GATES",
     "POP_FROM_BACKOFF_GATE",
     "QUEUEING_HINTS_GATE",
+    "TOPOLOGY_AWARE_GATE",
     "UNMODELLED_WHEN_ON",
     "FeatureGates",
 ]
@@ -23,11 +29,11 @@ __all__ = [
 QUEUEING_HINTS_GATE = "SchedulerQueueingHints"
 POP_FROM_BACKOFF_GATE = "SchedulerPopFromBackoffQ"
 GENERIC_WORKLOAD_GATE = "GenericWorkload"
-HONOURED_GATES = frozenset({QUEUEING_HINTS_GATE, POP_FROM_BACKOFF_GATE, GENERIC_WORKLOAD_GATE})
-_NOT_YET = "which scheduler_core does not implement yet"
+TOPOLOGY_AWARE_GATE = "TopologyAwareWorkloadScheduling"
+COMPOSITE_POD_GROUP_GATE = "CompositePodGroup"
+HONOURED_GATES = frozenset({QUEUEING_HINTS_GATE, POP_FROM_BACKOFF_GATE, GENERIC_WORKLOAD_GATE,
+                            TOPOLOGY_AWARE_GATE, COMPOSITE_POD_GROUP_GATE})
 UNMODELLED_WHEN_ON = {
-    "TopologyAwareWorkloadScheduling": f"topology-aware placement of pod groups, {_NOT_YET}",
-    "CompositePodGroup": f"multi-level pod groups (CompositePodGroup), {_NOT_YET}",
     "OpportunisticBatching": "opportunistic batching (a pod reuses the filtering and scoring "
                              "of the previous pod with the same signature), which "
                              "scheduler_core does not model",
@@ -46,6 +52,8 @@ class FeatureGates:
     generic_workload: bool
     ignored: tuple[str, ...]  # sorted
     unsupported: str | None = None  # why the workload cannot run (a gate the core lacks)
+    topology_aware: bool = False
+    composite_pod_group: bool = False
 
     @classmethod
     def of(cls, workload: Workload) -> FeatureGates:
@@ -57,4 +65,6 @@ class FeatureGates:
                    generic_workload=bool(gates.get(GENERIC_WORKLOAD_GATE, False)),
                    ignored=tuple(sorted(g for g in gates if g not in HONOURED_GATES
                                         and g not in UNMODELLED_WHEN_ON)),
-                   unsupported=reason or None)
+                   unsupported=reason or None,
+                   topology_aware=bool(gates.get(TOPOLOGY_AWARE_GATE, False)),
+                   composite_pod_group=bool(gates.get(COMPOSITE_POD_GROUP_GATE, False)))

@@ -72,6 +72,7 @@ class Run:
             self.recorder.enabled = False  # the scheduler then never reads the clock
         self.gates = FeatureGates.of(workload)
         self.api.pod_groups = self.gates.generic_workload
+        self.api.topology_aware = self.gates.topology_aware
         self.decisions = DecisionLog() if options.record_decisions else None
         try:
             self.scheduler = self._build_scheduler()
@@ -95,9 +96,11 @@ class Run:
         decisions = self.decisions
 
         generic_workload = self.gates.generic_workload
+        topology_aware = self.gates.topology_aware
 
         def profiles(handle: Any) -> Any:
-            frameworks = build_frameworks(cfg, handle, generic_workload=generic_workload)
+            frameworks = build_frameworks(cfg, handle, generic_workload=generic_workload,
+                                          topology_aware=topology_aware)
             return decisions.wrap(frameworks) if decisions is not None else frameworks
 
         return Scheduler(
@@ -106,7 +109,8 @@ class Run:
             pop_from_backoff=self.gates.pop_from_backoff,
             pod_initial_backoff=cfg.pod_initial_backoff_seconds,
             pod_max_backoff=cfg.pod_max_backoff_seconds,
-            record_cycles=self.options.record_decisions, generic_workload=generic_workload)
+            record_cycles=self.options.record_decisions, generic_workload=generic_workload,
+            topology_aware=topology_aware)
 
     # ------------------------------------------------------------------ what bench.measure reads
     @property
