@@ -296,8 +296,7 @@ def test_validate_reports_typos_in_unsupported_group_workloads(tmp_path, templat
 
 
 @pytest.mark.parametrize("gate", ["GenericWorkload", "TopologyAwareWorkloadScheduling",
-                                  "CompositePodGroup", "OpportunisticBatching",
-                                  "SchedulerAsyncPreemption"])
+                                  "CompositePodGroup", "OpportunisticBatching"])
 def test_unmodelled_gate_on_is_unsupported_off_runs(tmp_path, gate):
     ops = [{"opcode": "createNodes", "count": 2},
            {"opcode": "createPods", "count": 2, "collectMetrics": True}]

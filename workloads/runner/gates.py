@@ -1,8 +1,8 @@
-"""Feature gates: ``SchedulerQueueingHints`` and ``SchedulerPopFromBackoffQ`` (both on by
-default, as in v1.34) are honoured. The gates of :data:`UNMODELLED_WHEN_ON` turn on behaviour
-the core does not model: set to true they make the workload unsupported (with the reason);
-set to false they ask for what the core does (the behaviour off) and count as honoured. Every
-other gate is listed as ignored."""
+"""Feature gates: ``SchedulerQueueingHints``, ``SchedulerPopFromBackoffQ`` and
+``SchedulerAsyncPreemption`` (all on by default, as in v1.34) are honoured. The gates of
+:data:`UNMODELLED_WHEN_ON` turn on behaviour the core does not model: set to true they make
+the workload unsupported (with the reason); set to false they ask for what the core does (the
+behaviour off) and count as honoured. Every other gate is listed as ignored."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from workloads.config import Workload
 
 __all__ = [
+    "ASYNC_PREEMPTION_GATE",
     "HONOURED_GATES",
     "POP_FROM_BACKOFF_GATE",
     "QUEUEING_HINTS_GATE",
@@ -20,7 +21,8 @@ __all__ = [
 
 QUEUEING_HINTS_GATE = "SchedulerQueueingHints"
 POP_FROM_BACKOFF_GATE = "SchedulerPopFromBackoffQ"
-HONOURED_GATES = frozenset({QUEUEING_HINTS_GATE, POP_FROM_BACKOFF_GATE})
+ASYNC_PREEMPTION_GATE = "SchedulerAsyncPreemption"
+HONOURED_GATES = frozenset({QUEUEING_HINTS_GATE, POP_FROM_BACKOFF_GATE, ASYNC_PREEMPTION_GATE})
 _NOT_YET = "which scheduler_core does not implement yet"
 UNMODELLED_WHEN_ON = {
     "GenericWorkload": f"the Workload/PodGroup API and the pod-group scheduling cycle, {_NOT_YET}",
@@ -29,9 +31,6 @@ UNMODELLED_WHEN_ON = {
     "OpportunisticBatching": "opportunistic batching (a pod reuses the filtering and scoring "
                              "of the previous pod with the same signature), which "
                              "scheduler_core does not model",
-    "SchedulerAsyncPreemption": "asynchronous preemption (victims deleted off the scheduling "
-                                "cycle while the preemptor waits nominated), which "
-                                "scheduler_core does not model: it preempts synchronously",
 }
 
 
@@ -43,6 +42,7 @@ class FeatureGates:
     pop_from_backoff: bool
     ignored: tuple[str, ...]  # sorted
     unsupported: str | None = None  # why the workload cannot run (a gate the core lacks)
+    async_preemption: bool = True
 
     @classmethod
     def of(cls, workload: Workload) -> FeatureGates:
@@ -51,6 +51,7 @@ class FeatureGates:
         reason = "; ".join(f"feature gate {g}=true: {UNMODELLED_WHEN_ON[g]}" for g in on)
         return cls(queueing_hints=bool(gates.get(QUEUEING_HINTS_GATE, True)),
                    pop_from_backoff=bool(gates.get(POP_FROM_BACKOFF_GATE, True)),
+                   async_preemption=bool(gates.get(ASYNC_PREEMPTION_GATE, True)),
                    ignored=tuple(sorted(g for g in gates if g not in HONOURED_GATES
                                         and g not in UNMODELLED_WHEN_ON)),
                    unsupported=reason or None)
