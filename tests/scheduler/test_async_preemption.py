@@ -20,7 +20,7 @@ from scheduler_core.plugins.default_preemption import (
 )
 from scheduler_core.queue.scheduling_queue import ACTIVE_Q, UNSCHEDULABLE_PODS
 from tests.builders import make_node, make_pod
-from tests.shared import UPSTREAM_DIR, require_shared
+from tests.shared import SHARED_DIR, require_shared
 from workloads.catalog.support import support_reason
 from workloads.config import load_configs
 from workloads.runner.gates import ASYNC_PREEMPTION_GATE, FeatureGates
@@ -208,9 +208,10 @@ def test_off_cycle_work_runs_after_one_further_attempt():
     assert work.run_all() == 1 and ran == ["a", "b"] and len(work) == 0
 
 
-def test_the_gate_is_honoured_and_on_by_default(tmp_path):
+@pytest.mark.parametrize("folder", ["scheduler_perf", "scheduler_perf-next"])
+def test_the_gate_is_honoured_and_on_by_default(folder):
     require_shared()
-    path = UPSTREAM_DIR / "default_preemption" / "performance-config.yaml"
+    path = SHARED_DIR / "upstream" / folder / "default_preemption" / "performance-config.yaml"
     (tc,) = [t for t in load_configs(path) if t.name == "PreemptionAsync"]
     by_name = {w.name: w for w in tc.workloads}
     on = by_name["5000Nodes_AsyncPreemptionEnabled"]
