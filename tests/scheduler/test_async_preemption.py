@@ -18,6 +18,7 @@ from scheduler_core.plugins.default_preemption import (
     WAITING_FOR_PREEMPTION,
     DefaultPreemption,
 )
+from scheduler_core.queue.clock import FakeClock
 from scheduler_core.queue.scheduling_queue import ACTIVE_Q, UNSCHEDULABLE_PODS
 from tests.builders import make_node, make_pod
 from tests.shared import SHARED_DIR, require_shared
@@ -220,3 +221,34 @@ def test_the_gate_is_honoured_and_on_by_default(folder):
     assert ASYNC_PREEMPTION_GATE not in FeatureGates.of(on).ignored
     assert FeatureGates.of(by_name["5000Nodes"]).async_preemption is False
     assert FeatureGates.of(by_name["500Nodes"]).async_preemption is True  # v1.34's default
+
+
+def test_v134_hazard_a_shared_last_victim_leaves_the_second_preemptor_gated(make_scheduler):
+    """As in v1.34: a second preemptor may pick victims of a preemption still in flight. When
+    its last victim was already evicted by the first one, its own last eviction deletes nothing,
+    so no event releases it from the gate an earlier deletion put it behind; only a later pod
+    deletion asks it again."""
+    clock = FakeClock()
+    cluster, sched = make_scheduler(nodes(1), clock=clock)
+    for name in ("v1", "v2"):  # v1 starts first, so v2 is the first to be preempted
+        cluster.add_pod(pod(name, "2", 0))
+        sched.run_until_idle()
+        clock.advance(1.0)
+    p1, p2 = pod("p1", "2", 100), pod("p2", "2", 50)
+    cluster.add_pod(p1)
+    cluster.add_pod(p2)
+    plugin = plugin_of(sched)
+    assert sched.schedule_one() and p1.nominated_node_name == "n0"
+    assert [v.name for v in plugin.victims_in_flight(p1.uid)] == ["v2"]
+    # p2 counts the nominated p1: it needs both v1 and v2 gone, v2 last
+    assert sched.schedule_one() and p2.nominated_node_name == "n0"
+    assert [v.name for v in plugin.victims_in_flight(p2.uid)] == ["v1", "v2"]
+    sched.run_until_idle()
+    assert p1.node_name == "n0" and "default/v1" not in cluster.pods
+    qpi = sched.queue.get(p2.uid)
+    assert not p2.node_name and qpi is not None and qpi.gated and qpi.gating_plugin == NAME
+    assert not plugin.is_pod_running_preemption(p2.uid)  # held although nothing is in flight
+    assert len(bound_on(cluster, "n0")) == 1  # while 2 of 4 CPUs are free for it
+    cluster.delete_pod("default", "p1")  # a pod deletion asks the gated pod again
+    sched.run_until_idle()
+    assert p2.node_name == "n0"
