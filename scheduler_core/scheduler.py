@@ -316,7 +316,8 @@ class Scheduler(SchedulePod):
 
     # ------------------------------------------------------------------ the loop
     def schedule_one(self) -> bool:
-        """Run one attempt. Returns False when activeQ is empty (nothing was done)."""
+        """Run one attempt. Returns False when no pod could be popped (off-cycle work that
+        was due may have run)."""
         if self.waiting:
             self._process_waiting()
         off_cycle = self.off_cycle
