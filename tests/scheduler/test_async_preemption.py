@@ -21,10 +21,6 @@ from scheduler_core.plugins.default_preemption import (
 from scheduler_core.queue.clock import FakeClock
 from scheduler_core.queue.scheduling_queue import ACTIVE_Q, UNSCHEDULABLE_PODS
 from tests.builders import make_node, make_pod
-from tests.shared import SHARED_DIR, require_shared
-from workloads.catalog.support import support_reason
-from workloads.config import load_configs
-from workloads.runner.gates import ASYNC_PREEMPTION_GATE, FeatureGates
 
 HOST = "kubernetes.io/hostname"
 PROFILE = "default-scheduler"
@@ -207,20 +203,6 @@ def test_off_cycle_work_runs_after_one_further_attempt():
     assert work.run_due(5) == 0 and ran == []
     assert work.run_due(5 + ATTEMPTS_BEFORE_DONE) == 1 and ran == ["a"]
     assert work.run_all() == 1 and ran == ["a", "b"] and len(work) == 0
-
-
-@pytest.mark.parametrize("folder", ["scheduler_perf", "scheduler_perf-next"])
-def test_the_gate_is_honoured_and_on_by_default(folder):
-    require_shared()
-    path = SHARED_DIR / "upstream" / folder / "default_preemption" / "performance-config.yaml"
-    (tc,) = [t for t in load_configs(path) if t.name == "PreemptionAsync"]
-    by_name = {w.name: w for w in tc.workloads}
-    on = by_name["5000Nodes_AsyncPreemptionEnabled"]
-    assert support_reason(tc, on) is None
-    assert FeatureGates.of(on).async_preemption is True
-    assert ASYNC_PREEMPTION_GATE not in FeatureGates.of(on).ignored
-    assert FeatureGates.of(by_name["5000Nodes"]).async_preemption is False
-    assert FeatureGates.of(by_name["500Nodes"]).async_preemption is True  # v1.34's default
 
 
 def test_v134_hazard_a_shared_last_victim_leaves_the_second_preemptor_gated(make_scheduler):
