@@ -8,7 +8,8 @@ scheduling cycle (upstream runs it in a goroutine; with an in-memory API the ord
 the same as upstream's fast path). Failures follow ``handleSchedulingFailure``.
 
 The Scheduler also keeps the informer side (cluster events into the queue), the pods Permit
-holds (``PodAtPermit``) and the ``Handle`` its plugins get (``_Handle``).
+holds (``PodAtPermit``), the ``Handle`` its plugins get (``_Handle``) and the work plugins hand
+off the cycle (``cycle.off_cycle``: asynchronous preemption's evictions), run before a pop.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from scheduler_core.cluster.events import ADDED, DELETED, MODIFIED, EventType, W
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.cycle.placement import PlacementCycle, PlacementStats
 from scheduler_core.cycle.pod_group import GroupStats, PodGroupCycle
+from scheduler_core.cycle.off_cycle import OffCycleWork
 from scheduler_core.cycle.result import CycleRecord, ScheduleResult
 from scheduler_core.cycle.schedule_pod import SchedulePod
 from scheduler_core.errors import UnknownSchedulerError
@@ -157,6 +159,15 @@ class _Handle:
                                   slot: int) -> Status | None:
         return self._s.filter_one_node(framework, state, pod, slot)
 
+    @property
+    def async_preemption(self) -> bool:
+        """The SchedulerAsyncPreemption feature gate."""
+        return self._s.async_preemption
+
+    def submit_off_cycle(self, task: Callable[[], None]) -> None:
+        """Run ``task`` off the scheduling cycle (when: ``cycle.off_cycle``)."""
+        self._s.off_cycle.submit(task, self._s.attempts_total)
+
 
 class AttemptObserver(Protocol):
     """Told of each scheduling attempt: ``before_attempt`` once the pod is popped and its
@@ -189,6 +200,7 @@ class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
         reject_unknown_scheduler: bool = False,
         queueing_hints: bool = True,
         pop_from_backoff: bool = True,
+        async_preemption: bool = True,
         pod_initial_backoff: float = 1.0,
         pod_max_backoff: float = 10.0,
         record_cycles: bool = False,
@@ -204,6 +216,10 @@ class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
         self.clock: Clock = clock or FakeClock()
         self.rng = np.random.default_rng(seed)
         self.recorder: MetricsRecorder = recorder or NoopRecorder()
+        # the SchedulerAsyncPreemption gate (read by plugins through the handle) and the work
+        # they hand off the cycle; set before the profiles are built
+        self.async_preemption = async_preemption
+        self.off_cycle = OffCycleWork()
         self.handle: Handle = _Handle(self)
         self.profiles: dict[str, Framework] = dict(
             profiles(self.handle) if callable(profiles) else profiles)
@@ -337,12 +353,21 @@ class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
 
     # ------------------------------------------------------------------ the loop
     def schedule_one(self) -> bool:
-        """Run one attempt. Returns False when activeQ is empty (nothing was done)."""
+        """Run one attempt. Returns False when no pod could be popped (off-cycle work that
+        was due may have run)."""
         if self.waiting:
             self._process_waiting()
+        off_cycle = self.off_cycle
+        if off_cycle:
+            off_cycle.run_due(self.attempts_total)
         qpi = self.queue.pop()
         if qpi is None:
-            return False
+            if not off_cycle:
+                return False
+            off_cycle.run_all()  # nothing to pop: the off-cycle work finishes meanwhile
+            qpi = self.queue.pop()
+            if qpi is None:
+                return False
         pod: Pod = qpi.pod
         self.attempts_total += 1
         fwk = self.profiles.get(pod.scheduler_name)

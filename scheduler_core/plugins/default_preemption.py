@@ -1,4 +1,4 @@
-"""DefaultPreemption. Extension point: PostFilter.
+"""DefaultPreemption. Extension points: PostFilter, PreEnqueue, EnqueueExtensions.
 
 When no node fits, find lower-priority pods whose eviction would let the pod in, evict them
 and nominate the pod to that node (kube's ``preemption.Evaluator.Preempt``):
@@ -12,6 +12,17 @@ and nominate the pod to that node (kube's ``preemption.Evaluator.Preempt``):
    sum, fewest victims, latest start of the top-priority victims, then the first);
 5. evict its victims through the cluster store (a waiting pod is rejected instead), clear the
    nomination of lower-priority pods nominated to that node, and nominate the pod there.
+
+With the SchedulerAsyncPreemption gate (``handle.async_preemption``; on by default, as in
+v1.34) step 5 only nominates the pod: the evictions and the clearing are handed to the
+scheduler as off-cycle work (``handle.submit_off_cycle``; when it runs: ``cycle.off_cycle``),
+in upstream's order (clear the lower-priority nominations, evict every victim but the last,
+forget the preemptor, evict the last). Until then the preemptor is in the preempting set and
+PreEnqueue holds it back (UnschedulableAndUnresolvable); the plugin registers assigned-pod
+deletions with a hint that always skips, so the victims' deletions requeue the preemptor only
+through its other rejectors' hints, once PreEnqueue lets it through. Other pods are scheduled
+meanwhile and see the victims in place and the preemptor nominated. With the gate off the
+victims are evicted during PostFilter, as before.
 
 Args (``DefaultPreemptionArgs``):
     minCandidateNodesPercentage  0..100, default 10
@@ -29,7 +40,8 @@ once per cycle (``handle.nominated_placement``).
 
 Differences from upstream, by design: candidates keep dry-run order, so the last tie-break
 takes the first of them (upstream iterates a map); PDB ``disruptionsAllowed`` is computed here
-(see ``default_preemption_pdb``); victims are deleted at once (no graceful termination), so the
+(see ``default_preemption_pdb``); a victim is deleted at once when evicted (no graceful
+termination), so the
 "terminating victim" wait applies only to pods that already carry a deletionTimestamp (there
 are no pod conditions, so the DisruptionTarget check is not made); a pod's preemptionPolicy
 falls back to its PriorityClass's when the pod spec has none (admission's job upstream).
@@ -49,7 +61,17 @@ import numpy as np
 from scheduler_core.api.pod import Pod
 from scheduler_core.errors import ConfigError, NotFoundError
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
-from scheduler_core.framework.interface import Code, CycleState, Handle, PostFilterResult, Status
+from scheduler_core.framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Handle,
+    PostFilterResult,
+    QueueingHint,
+    Status,
+)
 from scheduler_core.nodetable.pod_index import priority_loads
 from scheduler_core.plugins import names
 from scheduler_core.plugins.default_preemption_pdb import Budget, BudgetTracker
@@ -76,6 +98,7 @@ NAME = names.DEFAULT_PREEMPTION
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
 
 
 # --------------------------------------------------------------------------- args
@@ -175,6 +198,42 @@ class DefaultPreemption:
         self.args = DefaultPreemptionArgs.parse(args, args_path)
         self.handle = handle
         self._budgets: BudgetTracker | None = None  # created on the first preemption
+        # asynchronous preemption: preemptor uid -> its victims, while the evictions are queued
+        # (upstream's preempting set; the victims are what the fidelity check reports)
+        self._preempting: dict[str, tuple[Pod, ...]] = {}
+
+    # ------------------------------------------------------------------ async preemption
+    @property
+    def async_preemption(self) -> bool:
+        """The SchedulerAsyncPreemption gate, as the handle reports it (a handle that cannot
+        run off-cycle work, e.g. an evaluation sandbox, preempts synchronously)."""
+        h = self.handle
+        return bool(getattr(h, "async_preemption", False)) and \
+            getattr(h, "submit_off_cycle", None) is not None
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        """The pod's asynchronous preemption has not finished (upstream's
+        ``IsPodRunningPreemption``)."""
+        return uid in self._preempting
+
+    def victims_in_flight(self, uid: str) -> tuple[Pod, ...]:
+        """The victims the pod's unfinished asynchronous preemption will evict (empty when
+        none is in flight)."""
+        return self._preempting.get(uid, ())
+
+    # ------------------------------------------------------------------ PreEnqueue
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        if pod.uid in self._preempting:
+            return Status.unresolvable(WAITING_FOR_PREEMPTION, plugin=NAME)
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Gate on: an assigned pod's deletion, with a hint that always skips (the pod's other
+        rejectors decide; the registration lets the queue consider a pod this plugin gated).
+        Gate off: nothing (PreEnqueue never refuses a pod)."""
+        if not self.async_preemption:
+            return []
+        return [ClusterEventWithHint(ClusterEvent("Pod", ActionType.DELETE), _always_skip)]
 
     # ------------------------------------------------------------------ PostFilter
     def post_filter(self, state: CycleState, pod: Pod, diagnosis: Diagnosis
@@ -215,7 +274,10 @@ class DefaultPreemption:
         now = h.clock.now()
         best = run.candidates[0] if len(run.candidates) == 1 else \
             pick_one_node(run.candidates, now)
-        self._prepare_candidate(best, pod)
+        if self.async_preemption:
+            self._prepare_candidate_async(best, pod)
+        else:
+            self._prepare_candidate(best, pod)
         return PostFilterResult(best.node), Status(Code.SUCCESS)
 
     # ------------------------------------------------------------------ steps
@@ -334,17 +396,55 @@ class DefaultPreemption:
 
     def _prepare_candidate(self, c: Candidate, pod: Pod) -> None:
         """Evict the victims (reject waiting ones) and clear lower-priority nominations."""
-        h = self.handle
         for victim in c.victims.pods:
-            if victim.deletion_timestamp is not None:
-                continue  # already going away
-            waiting = h.get_waiting_pod(victim.uid)
-            if waiting is not None:
-                waiting.reject(NAME, "preempted")
-                continue
-            with contextlib.suppress(NotFoundError):
-                h.cluster.delete_pod(victim.namespace, victim.name)
-        for other in h.nominated_pods_for_node(c.node):
+            self._evict(victim)
+        self._clear_lower_nominations(c.node, pod)
+
+    def _prepare_candidate_async(self, c: Candidate, pod: Pod) -> None:
+        """Mark the pod as preempting and queue the evictions as off-cycle work (upstream's
+        ``prepareCandidateAsync``; the order of the steps is upstream's goroutine's)."""
+        uid = pod.uid
+        victims = tuple(c.victims.pods)
+        node = c.node
+        self._preempting[uid] = victims
+
+        def finish() -> None:
+            self._clear_lower_nominations(node, pod)
+            for victim in victims[:-1]:
+                self._evict(victim)
+            # forgotten before the last eviction, so that its deletion event finds the
+            # preemptor no longer held by PreEnqueue
+            self._preempting.pop(uid, None)
+            if victims:
+                self._evict(victims[-1])
+
+        self.handle.submit_off_cycle(finish)  # type: ignore[attr-defined]
+
+    def _evict(self, victim: Pod) -> None:
+        """Reject a victim waiting at Permit, else delete it (one already terminating, gone,
+        or replaced by another pod of the same name is left alone)."""
+        if victim.deletion_timestamp is not None:
+            return  # already going away
+        h = self.handle
+        waiting = h.get_waiting_pod(victim.uid)
+        if waiting is not None:
+            waiting.reject(NAME, "preempted")
+            return
+        current = h.cluster.pods.get(victim.key)
+        if current is None or current.uid != victim.uid or \
+                current.deletion_timestamp is not None:
+            return
+        with contextlib.suppress(NotFoundError):
+            h.cluster.delete_pod(victim.namespace, victim.name)
+
+    def _clear_lower_nominations(self, node: str, pod: Pod) -> None:
+        h = self.handle
+        for other in h.nominated_pods_for_node(node):
             if other.priority < pod.priority:
                 other.nominated_node_name = ""
                 h.delete_nominated_pod(other)
+
+
+def _always_skip(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    """The hint of the victims' deletions: never this plugin's decision to requeue."""
+    return QueueingHint.QUEUE_SKIP

@@ -31,10 +31,10 @@ class UnschedulablePool:
     """The pool, keyed by pod uid.
 
     ``pods`` holds every member and ``ungated`` the non-gated ones in pool order (the gated
-    ones are the rest): cluster events never move a gated pod, so they scan only these
-    (thousands of gated pods must not cost every bind a scan). The owner may read both dicts
-    but changes them only through ``put`` and ``remove``. A lazy heap of
-    (timestamp, counter, qpi) of the non-gated members serves the leftover flush, which runs
+    ones are the rest): cluster events scan only these, and the gated pods only for an event
+    a gating plugin registered (thousands of gated pods must not cost every bind a scan). The
+    owner may read both dicts but changes them only through ``put`` and ``remove``. A lazy heap
+    of (timestamp, counter, qpi) of the non-gated members serves the leftover flush, which runs
     on ``grid``; ``counter`` is shared with the owner's other heaps.
     """
 

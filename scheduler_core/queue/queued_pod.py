@@ -27,7 +27,7 @@ class QueuedPodInfo:
       attempt (set by the scheduler from the Diagnosis; cleared on Pop). Only their queueing
       hints are asked when a cluster event arrives.
     - ``gated`` / ``gating_plugin``: a PreEnqueue plugin refused the pod; it waits in the
-      unschedulable pool and is not moved by ordinary cluster events.
+      unschedulable pool and is asked only about the events its gating plugin registered.
     - ``seq``: creation order, the last tie-breaker of activeQ ordering.
     """
 

@@ -189,6 +189,7 @@ class PriorityQueue(ActiveQueue):
         self._namespace_labels = namespace_labels
         self._pop_from_backoff = pop_from_backoff
         self._nominator = Nominator()
+        self._gating_plugins: set[str] = set()  # PreEnqueue plugins that ever gated a pod
 
         # flush schedules: runs at t0 + k * period (kube's wait.Until starts immediately)
         t0 = self._clock.now()
@@ -351,8 +352,9 @@ class PriorityQueue(ActiveQueue):
         pre_check: Callable[[Pod], bool] | None = None,
     ) -> int:
         """A cluster event: requeue the unschedulable pods it may help
-        (docs/scheduling-model.md, "Requeueing and queueing hints"). Gated pods are skipped.
-        Returns how many pods left the pool."""
+        (docs/scheduling-model.md, "Requeueing and queueing hints"). A gated pod is asked
+        only about the events its gating plugin registered. Returns how many pods left the
+        pool."""
         if not self._hints.is_event_of_interest(event):
             return 0
         pool = self._ungated
@@ -360,7 +362,21 @@ class PriorityQueue(ActiveQueue):
             pods = list(pool.values())
         else:
             pods = [q for q in pool.values() if pre_check(q.pod)]
+        gated = self._gated_for(event)
+        if gated:
+            pods += gated if pre_check is None else [q for q in gated if pre_check(q.pod)]
         return self._move_pods(pods, event, old, new)
+
+    def _gated_for(self, event: ClusterEvent) -> list[QueuedPodInfo]:
+        """The gated pods whose gating plugin registered ``event`` (upstream asks a gated pod
+        only about its gating plugin's events), in pool order; none without such a plugin."""
+        if not self._gating_plugins or len(self._pool) == len(self._ungated):
+            return []
+        fns = self._hints.fns_for_event(event)
+        plugins = self._gating_plugins.intersection(fns)
+        if not plugins:
+            return []
+        return [q for q in self._pool.values() if q.gated and q.gating_plugin in plugins]
 
     def assigned_pod_added(self, pod: Pod) -> int:
         """A bound pod appeared. With queueing hints every unschedulable pod is asked (its
@@ -582,6 +598,7 @@ class PriorityQueue(ActiveQueue):
         qpi.unschedulable_plugins.add(plugin)
         qpi.gated = True
         qpi.gating_plugin = plugin
+        self._gating_plugins.add(plugin)
         hints = self._hints
         if plugin not in hints.registrations:
             hints.unregistered_seen = True
@@ -610,6 +627,13 @@ class PriorityQueue(ActiveQueue):
             self._unschedulable.put(qpi)
             return UNSCHEDULABLE_PODS
         if strategy == _AFTER_BACKOFF and self._backoffq.is_backing_off(qpi):
+            if self._pop_from_backoff:
+                # kube's moveToBackoffQ: PreEnqueue runs on entering backoffQ (a pod popped
+                # from there when activeQ is empty does not pass it again)
+                self._run_pre_enqueue(qpi)
+                if qpi.gated:
+                    self._unschedulable.put(qpi)
+                    return UNSCHEDULABLE_PODS
             self._unschedulable.remove(qpi.pod.uid)
             self._backoffq.add(qpi)
             return BACKOFF_Q
@@ -623,8 +647,8 @@ class PriorityQueue(ActiveQueue):
         moved = 0
         worth = self._hints.worth
         for qpi in qpis:
-            if qpi.gated:
-                continue
+            if qpi.gated and qpi.gating_plugin not in self._hints.fns_for_event(event):
+                continue  # the event does not interest the plugin that gated the pod
             strategy = worth(qpi, event, old, new)
             if strategy == _SKIP:
                 continue

@@ -91,7 +91,10 @@ def pdb(name: str, app: str, *, min_available: Any = None, max_unavailable: Any 
 
 
 def setup(nodes, pods, *, args: dict | None = None, pdbs=(), seed: int = 0,
-          now: float = 100.0) -> tuple[Cluster, Scheduler, DefaultPreemption]:
+          now: float = 100.0, async_preemption: bool = False
+          ) -> tuple[Cluster, Scheduler, DefaultPreemption]:
+    """A scheduler over the objects; preemption is synchronous unless ``async_preemption``
+    (these tests look at the evictions PostFilter makes)."""
     clock = FakeClock(now)
     cluster = Cluster(clock=clock.now)
     for n in nodes:
@@ -104,7 +107,8 @@ def setup(nodes, pods, *, args: dict | None = None, pdbs=(), seed: int = 0,
     if args is not None:
         config["profiles"][0]["pluginConfig"] = [{"name": NAME, "args": args}]
     cfg = parse_config(config)
-    sched = Scheduler(cluster, lambda h: build_frameworks(cfg, h), clock=clock, seed=seed)
+    sched = Scheduler(cluster, lambda h: build_frameworks(cfg, h), clock=clock, seed=seed,
+                      async_preemption=async_preemption)
     # v1.34's default profile runs DynamicResources' PostFilter first
     first, plugin = sched.profiles["default-scheduler"].post_filter_plugins
     assert first.name == "DynamicResources"

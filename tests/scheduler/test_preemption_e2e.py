@@ -24,6 +24,19 @@ def _register(monkeypatch):
     monkeypatch.setitem(registry.IN_TREE, NAME, DefaultPreemption)
 
 
+@pytest.fixture
+def make_scheduler(make_scheduler):
+    """Synchronous preemption (the SchedulerAsyncPreemption gate off) unless a test asks:
+    these tests look at the cluster right after the preemptor's attempt; the asynchronous
+    path is tested in test_async_preemption.py."""
+
+    def factory(*args, **kw):
+        kw.setdefault("async_preemption", False)
+        return make_scheduler(*args, **kw)
+
+    return factory
+
+
 def nodes(n: int, cpu: str = "4"):
     return [make_node(f"n{i}").alloc(cpu=cpu, memory="32Gi", pods=110).label(HOST, f"n{i}").obj()
             for i in range(n)]
@@ -47,10 +60,12 @@ def fill(cluster, sched, count: int, cpu: str = "900m", prio: int = 0, app: str 
     assert all(p.node_name for p in cluster.pods.values())
 
 
-def test_preemption_basic(make_scheduler):
+@pytest.mark.parametrize("async_preemption", [False, True], ids=["sync", "async"])
+def test_preemption_basic(make_scheduler, async_preemption):
     """10 nodes of 4 CPU full of low-priority 900m pods; 10 high-priority 3000m pods each
-    evict three low pods (the fewest that make room) and get scheduled."""
-    cluster, sched = make_scheduler(nodes(10))
+    evict three low pods (the fewest that make room) and get scheduled, with the
+    SchedulerAsyncPreemption gate off and on."""
+    cluster, sched = make_scheduler(nodes(10), async_preemption=async_preemption)
     fill(cluster, sched, 40)
     for i in range(10):
         cluster.add_pod(pod(f"high{i}", "3000m", 1000))

@@ -299,7 +299,7 @@ def test_validate_reports_typos_in_unsupported_group_workloads(tmp_path, templat
     assert where in message and "unknown field" in message
 
 
-@pytest.mark.parametrize("gate", ["OpportunisticBatching", "SchedulerAsyncPreemption"])
+@pytest.mark.parametrize("gate", ["OpportunisticBatching"])
 def test_unmodelled_gate_on_is_unsupported_off_runs(tmp_path, gate):
     ops = [{"opcode": "createNodes", "count": 2},
            {"opcode": "createPods", "count": 2, "collectMetrics": True}]

@@ -154,12 +154,23 @@ class Lockstep:
             message="" if placed else self.scheduler.failures.get(pod.key, ""),
             post_filter_ran=ran_post_filter,
             nominated=pod.nominated_node_name,
-            victims=tuple(sorted(p.key for p in self.mirror.deleted_pods)))
+            victims=_victims(self.mirror.deleted_pods, fwk, pod))
         diffs = self._diffs + compare_decision(decision, ref)
         core_outcome = "Scheduled" if placed else (
             "Unschedulable" if status is not None and status.is_rejected else "Error")
         self.attempts.append(Attempt(self.seen, pod.key, core_outcome, ref.outcome,
                                      tuple(diffs)))
+
+
+def _victims(deleted: list[Pod], fwk: Framework, pod: Pod) -> tuple[str, ...]:
+    """"namespace/name" of the pods the attempt preempted: those deleted during it, and those
+    an asynchronous preemption it started will evict off the cycle (still in place now)."""
+    keys = {p.key for p in deleted}
+    for plugin in fwk.post_filter_plugins:
+        in_flight = getattr(plugin, "victims_in_flight", None)
+        if in_flight is not None:
+            keys.update(p.key for p in in_flight(pod.uid))
+    return tuple(sorted(keys))
 
 
 def _reference_config(tc: TestCase) -> str:

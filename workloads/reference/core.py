@@ -9,8 +9,9 @@ plugin (each on a state of its own, stopping where the framework stops), the fra
 PreFilter, Filter on every node PreFilter left (no numFeasibleNodesToFind cut), PreScore and
 Score on the feasible nodes (per plugin, normalized and unweighted, with weights and totals)
 and the set of best nodes. Nothing is changed, except with ``post_filter=True``: when no node
-fits, the core's PostFilter then runs for real (the core's preemption evicts its victims and
-nominates at once), and the victims are the pods it removed.
+fits, the core's PostFilter then runs for real (the core's preemption evicts its victims, or
+with asynchronous preemption queues their eviction, and nominates at once), and the victims
+are the pods it removed or will remove.
 
 Filter runs with the nominated pass, as the scheduler's does (and the reference's).
 """
@@ -225,8 +226,12 @@ def _unschedulable(sched: Scheduler, fwk: Any, state: CycleState, pod: Pod,
         before = {p.key: p for p in sched.cluster.pods.values()}
         result, status = fwk.run_post_filter(state, pod, diagnosis)
         after = sched.cluster.pods
-        victims = tuple(sorted((Victim(p.namespace, p.name, p.uid, p.node_name)
-                                for key, p in before.items() if key not in after),
+        gone = [p for key, p in before.items() if key not in after]
+        for plugin in fwk.post_filter_plugins:  # asynchronous preemption: evicted later
+            in_flight = getattr(plugin, "victims_in_flight", None)
+            if in_flight is not None:
+                gone.extend(p for p in in_flight(pod.uid) if p.key not in {g.key for g in gone})
+        victims = tuple(sorted((Victim(p.namespace, p.name, p.uid, p.node_name) for p in gone),
                                key=lambda v: (v.namespace, v.name)))
         nominated = None if result is None else result.nominated_node_name
         pf = PostFilter(_status(status), nominated, victims, ())

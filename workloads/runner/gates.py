@@ -1,6 +1,6 @@
-"""Feature gates: ``SchedulerQueueingHints`` and ``SchedulerPopFromBackoffQ`` (both on by
-default, as in v1.34) and ``GenericWorkload`` (off by default, as in v1.37: on, PodGroups are
-served and their pods scheduled by the pod-group cycle), ``TopologyAwareWorkloadScheduling``
+"""Feature gates: ``SchedulerQueueingHints``, ``SchedulerPopFromBackoffQ`` and
+``SchedulerAsyncPreemption`` (all on by default, as in v1.34), ``GenericWorkload`` (off by
+default, as in v1.37: on, PodGroups are served and their pods scheduled by the pod-group cycle), ``TopologyAwareWorkloadScheduling``
 (off by default: on, a group is tried in each placement of its topology constraint and the
 best one kept) and ``CompositePodGroup`` (off by default; on, a root PodGroup is scheduled as
 with it off: CompositePodGroup objects and ``parentCompositePodGroupName`` are refused by the
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from workloads.config import Workload
 
 __all__ = [
+    "ASYNC_PREEMPTION_GATE",
     "COMPOSITE_POD_GROUP_GATE",
     "GENERIC_WORKLOAD_GATE",
     "HONOURED_GATES",
@@ -31,15 +32,13 @@ POP_FROM_BACKOFF_GATE = "SchedulerPopFromBackoffQ"
 GENERIC_WORKLOAD_GATE = "GenericWorkload"
 TOPOLOGY_AWARE_GATE = "TopologyAwareWorkloadScheduling"
 COMPOSITE_POD_GROUP_GATE = "CompositePodGroup"
-HONOURED_GATES = frozenset({QUEUEING_HINTS_GATE, POP_FROM_BACKOFF_GATE, GENERIC_WORKLOAD_GATE,
-                            TOPOLOGY_AWARE_GATE, COMPOSITE_POD_GROUP_GATE})
+ASYNC_PREEMPTION_GATE = "SchedulerAsyncPreemption"
+HONOURED_GATES = frozenset({QUEUEING_HINTS_GATE, POP_FROM_BACKOFF_GATE, ASYNC_PREEMPTION_GATE,
+                            GENERIC_WORKLOAD_GATE, TOPOLOGY_AWARE_GATE, COMPOSITE_POD_GROUP_GATE})
 UNMODELLED_WHEN_ON = {
     "OpportunisticBatching": "opportunistic batching (a pod reuses the filtering and scoring "
                              "of the previous pod with the same signature), which "
                              "scheduler_core does not model",
-    "SchedulerAsyncPreemption": "asynchronous preemption (victims deleted off the scheduling "
-                                "cycle while the preemptor waits nominated), which "
-                                "scheduler_core does not model: it preempts synchronously",
 }
 
 
@@ -54,6 +53,7 @@ class FeatureGates:
     unsupported: str | None = None  # why the workload cannot run (a gate the core lacks)
     topology_aware: bool = False
     composite_pod_group: bool = False
+    async_preemption: bool = True
 
     @classmethod
     def of(cls, workload: Workload) -> FeatureGates:
@@ -63,6 +63,7 @@ class FeatureGates:
         return cls(queueing_hints=bool(gates.get(QUEUEING_HINTS_GATE, True)),
                    pop_from_backoff=bool(gates.get(POP_FROM_BACKOFF_GATE, True)),
                    generic_workload=bool(gates.get(GENERIC_WORKLOAD_GATE, False)),
+                   async_preemption=bool(gates.get(ASYNC_PREEMPTION_GATE, True)),
                    ignored=tuple(sorted(g for g in gates if g not in HONOURED_GATES
                                         and g not in UNMODELLED_WHEN_ON)),
                    unsupported=reason or None,

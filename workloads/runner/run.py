@@ -107,6 +107,7 @@ class Run:
             self.cluster, profiles, clock=self.timeline.clock, seed=self.options.seed,
             recorder=self.recorder, queueing_hints=self.gates.queueing_hints,
             pop_from_backoff=self.gates.pop_from_backoff,
+            async_preemption=self.gates.async_preemption,
             pod_initial_backoff=cfg.pod_initial_backoff_seconds,
             pod_max_backoff=cfg.pod_max_backoff_seconds,
             record_cycles=self.options.record_decisions, generic_workload=generic_workload,
