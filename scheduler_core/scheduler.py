@@ -25,9 +25,9 @@ from scheduler_core.api.node import Node
 from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.events import ADDED, DELETED, MODIFIED, EventType, WatchEvent
 from scheduler_core.cluster.store import Cluster
+from scheduler_core.cycle.off_cycle import OffCycleWork
 from scheduler_core.cycle.placement import PlacementCycle, PlacementStats
 from scheduler_core.cycle.pod_group import GroupStats, PodGroupCycle
-from scheduler_core.cycle.off_cycle import OffCycleWork
 from scheduler_core.cycle.result import CycleRecord, ScheduleResult
 from scheduler_core.cycle.schedule_pod import SchedulePod
 from scheduler_core.errors import UnknownSchedulerError

@@ -264,7 +264,10 @@ def test_pods_of_a_deleted_pod_group_wait_for_it_again(gang_scheduler):
     cluster.add_node(nodes(3, cpu="1")[2])  # room for c, but its group is gone
     sched.run_until_idle()
     assert "c" not in bound(cluster)
-    assert sched.failures["default/c"].startswith('waiting for pods\'s pod group "g"')
+    # the node's event sends c towards backoffQ, where PreEnqueue (v1.34, with
+    # SchedulerPopFromBackoffQ) keeps it back: gated by GangScheduling, not attempted
+    qpi = sched.queue.get(cluster.pods["default/c"].uid)
+    assert qpi is not None and qpi.gated and qpi.gating_plugin == "GangScheduling"
     cluster.add_pod_group(group("g"))  # GangScheduling's hint requeues c
     sched.run_until_idle()
     assert bound(cluster)["c"] == "n2"
