@@ -14,19 +14,8 @@ import pytest
 
 from bench.cli.main import main
 from tests.builders import tiny_config
-from workloads.reference import ReferenceBinary, ReferenceClient, ReferenceRequestError
+from workloads.reference import ReferenceClient, ReferenceRequestError
 from workloads.result import ENGINE_CORE, ENGINE_KUBE
-
-
-@pytest.fixture
-def shared_cache(reference_binary: ReferenceBinary, reference_cache: Path,
-                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """XDG_CACHE_HOME pointing at the session's build, so `schedperf run` finds it."""
-    home = tmp_path / "xdg"
-    (home / "schedperf").mkdir(parents=True)
-    (home / "schedperf" / "reference").symlink_to(reference_cache)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    return home
 
 
 @pytest.fixture
@@ -78,7 +67,7 @@ def config(tmp_path: Path) -> Path:
 
 
 def test_both_engines_schedule_every_pod_and_say_which_engine(config, tmp_path, capsys,
-                                                              shared_cache):
+                                                              reference_binary, shared_cache):
     out = tmp_path / "out"
     code = main(["run", "--config", str(config), "--label", "", "--out", str(out),
                  "--engine", "both", "--gomaxprocs", "1,2", "--format", "json",
