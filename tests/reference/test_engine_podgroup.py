@@ -8,9 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from bench.cli.main import main
-from workloads.reference import ReferenceBinary, ReferenceClient
+from workloads.reference import ReferenceBinary, ReferenceClient, ReferenceRequestError
 
 GANG = Path("upstream/scheduler_perf-next/podgroup/gangscheduling/performance-config.yaml")
 
@@ -66,3 +67,25 @@ def test_a_gang_waits_until_it_is_complete(reference_binary_v137: ReferenceBinar
         full = ref.request("engine.wait", args={"namespace": "g", "count": 3,
                                                 "timeoutSeconds": 120})
         assert (full["bound"], full["timedOut"]) == (3, False)
+
+
+def test_the_v137_world_accepts_pod_groups(reference_binary, reference_binary_v137):
+    """The lockstep oracle's world takes PodGroup objects at v1.37 (with the gate on, its
+    probe framework included); v1.34 refuses the kind as unsupported."""
+    group = {"kind": "PodGroup", "apiVersion": "scheduling.k8s.io/v1beta1",
+             "metadata": {"name": "g"}, "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}}}
+    node = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n0"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+    pod = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    with ReferenceClient(reference_binary_v137.path, timeout=60) as ref:
+        ref.request("config", config="", featureGates={"GenericWorkload": True})
+        applied = ref.request("apply", objects=[node, group, pod])
+        assert [(o["kind"], o["action"]) for o in applied["objects"]] == [
+            ("Node", "created"), ("PodGroup", "created"), ("Pod", "created")]
+        ev = ref.request("evaluate", namespace="default", name="p")
+        assert ev["outcome"] == "Scheduled" and ev["filter"]["feasible"] == ["n0"]
+    with ReferenceClient(reference_binary.path, timeout=60) as ref:
+        with pytest.raises(ReferenceRequestError) as err:
+            ref.request("apply", objects=[group])
+        assert err.value.kind == "unsupported" and "PodGroup" in str(err.value)

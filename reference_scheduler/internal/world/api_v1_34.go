@@ -13,6 +13,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
 
 // The scheduler framework's plugin-facing types, where v1.34 declares them
@@ -46,3 +47,9 @@ func NewInformerFactory(client clientset.Interface) informers.SharedInformerFact
 
 // FakeRecorders is the scheduler's recorder factory: every profile's events are dropped.
 func FakeRecorders(string) events.EventRecorder { return &events.FakeRecorder{} }
+
+// probeOptions: what else the probe framework shares with the scheduler's (v1.34: nothing).
+func probeOptions(framework.Framework) []frameworkruntime.Option { return nil }
+
+// probeHandle is the handle a probe plugin instance gets (v1.34: the framework's own).
+func probeHandle(_ string, h Handle) Handle { return h }

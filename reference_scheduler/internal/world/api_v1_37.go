@@ -14,6 +14,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
 
 // The scheduler framework's plugin-facing types, where v1.37 declares them
@@ -47,3 +48,27 @@ func NewInformerFactory(client clientset.Interface) informers.SharedInformerFact
 
 // FakeRecorders is the scheduler's recorder factory: every profile's events are dropped.
 func FakeRecorders(string) events.EventRecorderLogger { return &events.FakeRecorder{} }
+
+// probeOptions: what else the probe framework shares with the scheduler's (v1.37: the mutable
+// snapshot, whose pod groups preemption reads, and the pod-group manager).
+func probeOptions(real framework.Framework) []frameworkruntime.Option {
+	opts := []frameworkruntime.Option{frameworkruntime.WithMutableSnapshotLister(real.MutableSnapshotSharedLister())}
+	if m, ok := real.(interface{ PodGroupManager() fwk.PodGroupManager }); ok {
+		opts = append(opts, frameworkruntime.WithPodGroupManager(m.PodGroupManager()))
+	}
+	return opts
+}
+
+// probeHandle is the handle a probe plugin instance gets. v1.37's DynamicResources adds an
+// indexer named after the profile to the shared pod informer, which a second instance of the
+// same profile cannot add again: the probe's instance sees its profile under another name.
+func probeHandle(plugin string, h Handle) Handle {
+	if plugin != "DynamicResources" {
+		return h
+	}
+	return renamedProfile{h}
+}
+
+type renamedProfile struct{ Handle }
+
+func (r renamedProfile) ProfileName() string { return r.Handle.ProfileName() + "-probe" }

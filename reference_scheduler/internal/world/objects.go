@@ -86,6 +86,11 @@ func (c *logicalClock) tick() metav1.Time {
 func decode(raw json.RawMessage, index int) (runtime.Object, kindInfo, *protocol.Error) {
 	where := fmt.Sprintf("objects[%d]", index)
 	obj, gvk, err := strict.Decode(raw, nil, nil)
+	if err != nil && runtime.IsNotRegisteredError(err) {
+		// a kind this build's Kubernetes does not have (PodGroup before v1.37)
+		return nil, kindInfo{}, &protocol.Error{Kind: protocol.ErrUnsupported, Field: where + ".kind",
+			Message: fmt.Sprintf("%s.kind: %v (supported: %s)", where, err, SupportedKinds())}
+	}
 	if err != nil {
 		perr := &protocol.Error{Kind: protocol.ErrInvalidObject, Message: where + ": " + err.Error()}
 		if strictErr, ok := runtime.AsStrictDecodingError(err); ok {

@@ -52,7 +52,7 @@ func newProbes(ctx context.Context, real framework.Framework, prof config.KubeSc
 	registry := frameworkruntime.Registry{}
 	for name, newPlugin := range frameworkplugins.NewInTreeRegistry() {
 		registry[name] = func(ctx context.Context, args runtime.Object, h Handle) (Plugin, error) {
-			pl, err := newPlugin(ctx, args, h)
+			pl, err := newPlugin(ctx, args, probeHandle(name, h))
 			if err == nil {
 				instances[name] = pl
 			}
@@ -69,7 +69,7 @@ func newProbes(ctx context.Context, real framework.Framework, prof config.KubeSc
 		p.recordEvictions(pl)
 		return pl, nil
 	}
-	fw, err := frameworkruntime.NewFramework(ctx, registry, &prof,
+	opts := append([]frameworkruntime.Option{
 		frameworkruntime.WithClientSet(p.sandbox),
 		frameworkruntime.WithEventRecorder(&events.FakeRecorder{}),
 		frameworkruntime.WithInformerFactory(factory),
@@ -80,7 +80,8 @@ func newProbes(ctx context.Context, real framework.Framework, prof config.KubeSc
 		frameworkruntime.WithParallelism(1),
 		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
 		frameworkruntime.WithLogger(klog.FromContext(ctx)),
-	)
+	}, probeOptions(real)...)
+	fw, err := frameworkruntime.NewFramework(ctx, registry, &prof, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("building the probe framework of profile %q: %w", prof.SchedulerName, err)
 	}
