@@ -1,6 +1,8 @@
 """``schedperf run --engine schedperf-core|kube-scheduler|both`` and ``--gomaxprocs``: which
 schedulers run each workload, in which order, and the reference binary the kube-scheduler
-engine needs (built on first use; a missing Go toolchain is bad input, exit 2).
+engine needs (built on first use; a missing Go toolchain is bad input, exit 2): one build per
+pinned Kubernetes release the chosen workloads need (workloads.engine.release: v1.37 for pod
+groups, v1.34 otherwise).
 
 With ``both`` every workload runs on scheduler_core, then on the kube-scheduler engine once per
 GOMAXPROCS value (default ``1,all``: one CPU, then every CPU of the machine), back to back.
@@ -9,7 +11,7 @@ GOMAXPROCS value (default ``1,all``: one CPU, then every CPU of the machine), ba
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import click
@@ -81,24 +83,38 @@ def plan_engines(engine: str, gomaxprocs: tuple[int, ...]) -> list[EngineRun]:
     return runs
 
 
-def reference_binary(plan: list[EngineRun]) -> object | None:
-    """The built reference binary when the plan runs the kube-scheduler engine (built now
-    if needed); BadInput naming the missing tool or the build failure."""
+def reference_binary(plan: list[EngineRun], chosen: Sequence[tuple[TestCase, Workload]] = (),
+                     ) -> dict[str, object] | None:
+    """The built reference binaries by release name (``v1.34``, ``v1.37``) when the plan runs
+    the kube-scheduler engine: the releases the chosen workloads need (built now if needed;
+    the default release when none is chosen); BadInput naming the missing tool or the build
+    failure."""
     if all(r.engine == ENGINE_CORE for r in plan):
         return None
+    from workloads.engine.release import release_for
     from workloads.reference import ReferenceSchedulerError, ensure_built
+    from workloads.reference.build import DEFAULT_RELEASE
 
-    try:
-        return ensure_built()
-    except ReferenceSchedulerError as exc:
-        raise BadInput(f"--engine {ENGINE_KUBE}: {exc}") from None
+    releases = {r.name: r for r in (release_for(tc, w) for tc, w in chosen)} or \
+        {DEFAULT_RELEASE.name: DEFAULT_RELEASE}
+    out: dict[str, object] = {}
+    for name, release in sorted(releases.items()):
+        try:
+            out[name] = ensure_built(release=release)
+        except ReferenceSchedulerError as exc:
+            raise BadInput(f"--engine {ENGINE_KUBE} (reference {name}): {exc}") from None
+    return out
 
 
-def run_on_kube(tc: TestCase, w: Workload, run: EngineRun, binary: object, *,
+def run_on_kube(tc: TestCase, w: Workload, run: EngineRun, binaries: dict[str, object], *,
                 timeout: float | None, detail: Callable[[str], object] | None = None,
                 ) -> WorkloadResult:
-    """One workload on the kube-scheduler engine (``detail`` gets a progress line per op)."""
+    """One workload on the kube-scheduler engine, on the build of the release it needs
+    (``detail`` gets a progress line per op)."""
     from workloads.engine import KubeEngineOptions, run_kube_workload
+    from workloads.engine.release import release_for
+
+    binary = binaries[release_for(tc, w).name]
 
     def progress(opcode: str, bound: int) -> None:
         if detail is not None:

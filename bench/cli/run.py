@@ -134,7 +134,7 @@ def run(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | None,
     chosen = select_workloads(load_test_cases(configs), label_filter, name_regex)
     selected = len(chosen)
     engines = plan_engines(engine, gomaxprocs)
-    binary = reference_binary(engines)
+    binary = reference_binary(engines, chosen)
     if shard_spec is not None:
         chosen = shard(chosen, *shard_spec)
     # issue 16: every workload checked before the first runs (bad input: exit 2, no half run)

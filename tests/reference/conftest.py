@@ -17,6 +17,7 @@ import pytest
 
 from tests.shared import in_ci
 from workloads.reference import ReferenceBinary, ReferenceClient, ensure_built
+from workloads.reference.build import V1_37
 
 
 def require_go() -> str:
@@ -41,6 +42,26 @@ def reference_binary(reference_cache: Path) -> ReferenceBinary:
     """The reference binary, built once per session."""
     require_go()
     return ensure_built(cache=reference_cache, timeout=3600)
+
+
+@pytest.fixture(scope="session")
+def reference_binary_v137(reference_cache: Path) -> ReferenceBinary:
+    """The reference binary of the v1.37 build (go.v1_37.mod), built once per session."""
+    require_go()
+    return ensure_built(cache=reference_cache, timeout=3600, release=V1_37)
+
+
+@pytest.fixture
+def shared_cache(reference_cache: Path, tmp_path: Path,
+                 monkeypatch: pytest.MonkeyPatch) -> Path:
+    """XDG_CACHE_HOME pointing at the session's builds (ask for ``reference_binary`` /
+    ``reference_binary_v137`` to have them built), so `schedperf run` finds them."""
+    require_go()
+    home = tmp_path / "xdg"
+    (home / "schedperf").mkdir(parents=True)
+    (home / "schedperf" / "reference").symlink_to(reference_cache)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home
 
 
 @pytest.fixture

@@ -16,11 +16,20 @@ from tests.reference.conftest import require_go
 from workloads.reference import (
     GoToolMissing,
     ReferenceBuildError,
+    ReferenceClient,
     ReferenceSourceMissing,
     ensure_built,
 )
 from workloads.reference import build as build_mod
-from workloads.reference.build import BINARY_NAME, build_key, cache_root
+from workloads.reference.build import (
+    BINARY_NAME,
+    V1_34,
+    V1_37,
+    build_command,
+    build_key,
+    cache_root,
+    release_named,
+)
 
 TINY_MAIN = """package main
 
@@ -57,6 +66,28 @@ def test_the_key_follows_every_input(tmp_path):
     (src / "README.md").write_text("not an input\n")
     (src / "cmd" / "schedperf-reference" / "extra.go").unlink()
     assert build_key(src, "go version go1.26.8 linux/amd64") == key
+
+
+def test_each_release_has_its_own_key_from_its_own_modfile(tmp_path):
+    src = tiny_module(tmp_path / "m")
+    version = "go version go1.26.8 linux/amd64"
+    with pytest.raises(ReferenceSourceMissing, match=r"go\.v1_37\.mod: missing.*v1\.37"):
+        build_key(src, version, V1_37)
+    (src / "go.v1_37.mod").write_text("module example.com/tiny\n\ngo 1.26\n")
+    (src / "go.v1_37.sum").write_text("")
+    k34, k37 = build_key(src, version, V1_34), build_key(src, version, V1_37)
+    assert k34 != k37
+    (src / "go.v1_37.sum").write_text("x v1 h1:y\n")  # the v1.37 sum: only the v1.37 key
+    assert build_key(src, version, V1_34) == k34 and build_key(src, version, V1_37) != k37
+    (src / "go.sum").write_text("x v1 h1:y\n")  # the v1.34 sum: only the v1.34 key
+    assert build_key(src, version, V1_34) != k34
+    cmd = build_command("go", tmp_path / "out", V1_37)
+    assert "-modfile=go.v1_37.mod" in cmd and "-tags=k8s_1_37" in cmd
+    plain = build_command("go", tmp_path, V1_34)
+    assert not any(a.startswith(("-modfile", "-tags")) for a in plain)
+    assert release_named("1.37") is V1_37 and release_named("v1.34.4") is V1_34
+    with pytest.raises(ValueError, match=r"known: v1\.34, v1\.37"):
+        release_named("v1.99")
 
 
 def test_a_cached_binary_is_reused_without_go_build(tmp_path, monkeypatch):
@@ -100,6 +131,11 @@ def test_missing_go_is_one_clear_error(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "`go` is not on PATH" in err and "Traceback" not in err
     assert main(["reference", "version", "--cache-dir", str(tmp_path / "cache")]) == 2
+    capsys.readouterr()
+    code = main(["reference", "build", "--release", "v1.37", "--cache-dir",
+                 str(tmp_path / "cache")])
+    err = capsys.readouterr().err
+    assert code == 2 and "reference v1.37" in err and "`go` is not on PATH" in err
 
 
 def test_build_reuse_and_rebuild_on_change(tmp_path):
@@ -127,11 +163,29 @@ def test_a_failed_build_names_the_error_and_leaves_nothing(tmp_path):
 
 
 def test_cli_build_and_version(reference_binary, reference_cache, capsys):
-    assert main(["reference", "build", "--cache-dir", str(reference_cache)]) == 0
+    assert main(["reference", "build", "--release", "v1.34", "--cache-dir",
+                 str(reference_cache)]) == 0
     out = capsys.readouterr().out
     assert f"binary:  {reference_binary.path}" in out
     assert f"sha256:  {reference_binary.sha256}" in out
     assert "build:   cached (built earlier in" in out
-    assert main(["reference", "version", "--cache-dir", str(reference_cache)]) == 0
+    assert main(["reference", "version", "--release", "v1.34", "--cache-dir",
+                 str(reference_cache)]) == 0
     out = capsys.readouterr().out
     assert "kubernetes: v1.34." in out and reference_binary.sha256 in out
+
+
+def test_the_v137_build(reference_binary, reference_binary_v137, reference_cache, capsys):
+    """The second pinned build: its own key and binary, Kubernetes v1.37.2 inside; `reference
+    build` (every release) finds both."""
+    b = reference_binary_v137
+    assert b.release is V1_37 and b.key != reference_binary.key
+    assert b.sha256 != reference_binary.sha256
+    with ReferenceClient(b.path, timeout=60) as ref:
+        assert ref.version.kubernetes == "v1.37.2"
+        assert ref.version.binary_sha256 == b.sha256
+    assert main(["reference", "build", "--cache-dir", str(reference_cache)]) == 0
+    out = capsys.readouterr().out
+    assert "release: v1.34" in out and "release: v1.37 (Kubernetes v1.37.2, go.v1_37.mod)" in out
+    assert f"sha256:  {b.sha256}" in out and f"sha256:  {reference_binary.sha256}" in out
+    assert out.count("build:   cached") == 2

@@ -168,3 +168,23 @@ def test_background_errors_are_reported_by_op():
     run = _kube_run(_FakeClient({1: ["unable to delete pod p0: not found"]}))
     run.tasks = [(3, 0), (5, 1)]
     assert run.task_errors() == ["op 5: unable to delete pod p0: not found"]
+
+
+def test_the_reference_build_is_chosen_by_workload(shared_dir):
+    """Pod-group workloads (createPodGroups, or a workload-aware gate v1.34 does not know) run
+    on the v1.37 build, everything else on v1.34; createPodGroups is unsupported on v1.34."""
+    from bench.selection import load_test_cases
+    from workloads.config.ops_groups import CreatePodGroups
+    from workloads.engine.release import release_for
+    from workloads.reference.build import V1_34, V1_37
+
+    next_dir = shared_dir / "upstream" / "scheduler_perf-next"
+    gang = load_test_cases([next_dir / "podgroup" / "gangscheduling"
+                            / "performance-config.yaml"])
+    assert gang and all(release_for(tc, w) is V1_37 for tc in gang for w in tc.workloads)
+    plain = load_test_cases([shared_dir / "upstream" / "scheduler_perf" / "misc"
+                             / "performance-config.yaml"])
+    assert plain and all(release_for(tc, w) is V1_34 for tc in plain for w in tc.workloads)
+    op = CreatePodGroups(count=1, namespace="a")
+    assert unsupported_op(op, V1_37) is None
+    assert "v1.37.2" in unsupported_op(op, V1_34)

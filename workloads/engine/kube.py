@@ -48,12 +48,14 @@ from workloads.config.ops import (
     StopCollectingMetrics,
     UpdateAny,
 )
+from workloads.config.ops_groups import CreatePodGroups
 from workloads.engine.manifests import AnyManifests, NameGenerator, NodeManifests, PodManifests
 from workloads.engine.manifests import namespace_manifest as ns_manifest
 from workloads.ops.create import prepare_create_namespaces
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.ops.manifests import CLUSTER_SCOPED
 from workloads.reference import ReferenceClient, ReferenceRequestError, ReferenceSchedulerError
+from workloads.reference.build import DEFAULT_RELEASE, V1_37, Release
 from workloads.result import (
     ENGINE_KUBE,
     STATUS_FAILED,
@@ -92,9 +94,15 @@ class _Timeout(Exception):
 UPDATE_SUBRESOURCES = ("resize", "status")  # what engine.update applies
 
 
-def unsupported_op(op: Op) -> str | None:
-    """Why the kube-scheduler engine cannot run ``op`` yet (None: it can). createPodSets never
-    reaches it: :func:`~workloads.config.resolve` unrolls it into createPods ops."""
+def unsupported_op(op: Op, release: Release = DEFAULT_RELEASE) -> str | None:
+    """Why the kube-scheduler engine cannot run ``op`` yet on the build of ``release`` (None:
+    it can). createPodSets never reaches it: :func:`~workloads.config.resolve` unrolls it into
+    createPods ops."""
+    if isinstance(op, CreatePodGroups):
+        if release != V1_37:
+            return (f"createPodGroups needs the reference built at Kubernetes {V1_37.kubernetes} "
+                    f"(PodGroup scheduling.k8s.io/v1beta1), not {release.kubernetes}")
+        return None
     if isinstance(op, CreatePods):
         if op.steady_state:
             return "createPods with steadyState is not supported by the kube-scheduler engine yet"
@@ -300,7 +308,7 @@ def _prepare(run: _KubeRun, ops: list[Op]) -> dict[int, Any]:
     for i, op in enumerate(ops):
         where = f"op {i} {op.opcode}" + (f" ({op.yaml_path})" if op.yaml_path else "")
         try:
-            reason = unsupported_op(op)
+            reason = unsupported_op(op, run.opts.binary.release)
             if reason:
                 raise UnsupportedWorkload(reason)
             if isinstance(op, CreateNodes):
@@ -309,6 +317,10 @@ def _prepare(run: _KubeRun, ops: list[Op]) -> dict[int, Any]:
                 prepared[i] = PodManifests(op, run.names)
             elif isinstance(op, CreateNamespaces):
                 prepared[i] = prepare_create_namespaces(None, i, op)  # type: ignore[arg-type]
+            elif isinstance(op, CreatePodGroups):
+                assert op.template_path is not None
+                prepared[i] = AnyManifests(op.template_path, op.template_params, op.namespace,
+                                           op.count, kinds=("PodGroup",))
             elif isinstance(op, (CreateAny, UpdateAny)):
                 assert op.template_path is not None
                 params = op.template_params if isinstance(op, CreateAny) else None
@@ -340,6 +352,8 @@ def _run_op(run: _KubeRun, index: int, op: Op, prepared: Any) -> None:
         _barrier(run, op)
     elif isinstance(op, CreateAny):
         _create_any(run, op, prepared)
+    elif isinstance(op, CreatePodGroups):
+        _create_pod_groups(run, op, prepared)
     elif isinstance(op, UpdateAny):
         _update_any(run, op, prepared)
     elif isinstance(op, DeletePods):
@@ -409,6 +423,19 @@ def _any_objects(run: _KubeRun, op: CreateAny | UpdateAny, factory: AnyManifests
 def _create_any(run: _KubeRun, op: CreateAny, factory: AnyManifests) -> None:
     try:
         run.create(_any_objects(run, op, factory))
+    except ReferenceRequestError as exc:
+        if exc.kind == "unsupported":
+            raise
+        raise WorkloadError(f"{factory.where}: create: {exc}") from None
+
+
+def _create_pod_groups(run: _KubeRun, op: CreatePodGroups, factory: AnyManifests) -> None:
+    """Upstream's createPodGroups: ``count`` PodGroups from the template in the namespace;
+    engine.create returns once the scheduler's PodGroup informer holds them."""
+    run.register(op.namespace)
+    objects = [factory.make(i, op.count, run.names) for i in range(op.count)]
+    try:
+        run.create(objects)
     except ReferenceRequestError as exc:
         if exc.kind == "unsupported":
             raise
@@ -501,8 +528,9 @@ def run_kube_workload(test_case: TestCase, workload: Workload,
         result.wall_seconds = time.perf_counter() - started
         return result
 
-    if test_case.unsupported_reason:
-        return finish(STATUS_UNSUPPORTED, test_case.unsupported_reason)
+    reason = _core_reason(test_case, binary.release)
+    if reason:
+        return finish(STATUS_UNSUPPORTED, reason)
     try:
         ops = list(resolve(test_case, workload))
         config = (test_case.scheduler_config_path.read_text()
@@ -524,6 +552,19 @@ def run_kube_workload(test_case: TestCase, workload: Workload,
     finally:
         client.close()
     return finish(status, reason)
+
+
+def _core_reason(test_case: TestCase, release: Release) -> str | None:
+    """The test case's unsupported reason (ops schedperf does not model), except the ops this
+    engine runs although scheduler_core does not (createPodGroups on the v1.37 build)."""
+    for op in test_case.workload_template:
+        if isinstance(op, CreatePodGroups) and unsupported_op(op, release) is None:
+            continue
+        inner = getattr(op, "create_pods_op", None) or op
+        reason = op.unsupported_reason or inner.unsupported_reason
+        if reason:
+            return f"op {op.opcode} ({op.yaml_path}): {reason}"
+    return None
 
 
 def _execute(run: _KubeRun, ops: list[Op], config: str,

@@ -169,18 +169,22 @@ class AnyManifests:
     (churn leaves ``generateName`` to the engine, which appends random characters as the API
     server does)."""
 
-    def __init__(self, path: Any, params: Any, namespace: str, count: int) -> None:
+    def __init__(self, path: Any, params: Any, namespace: str, count: int,
+                 kinds: tuple[str, ...] = ENGINE_KINDS) -> None:
         self.source = TemplateFile(path, params)
         self.where = self.source.source
         self.namespace = namespace
+        self.kinds = kinds
         self.kind = self._kind(self.source.manifest(0, max(count, 1)), self.where)
 
-    @staticmethod
-    def _kind(m: Any, where: str) -> str:
+    def _kind(self, m: Any, where: str) -> str:
         if not isinstance(m, dict):
             raise WorkloadError(f"{where}: expected a Kubernetes object (a mapping)")
         kind = m.get("kind")
-        if kind not in ENGINE_KINDS:
+        if kind not in self.kinds:
+            if self.kinds != ENGINE_KINDS:
+                raise WorkloadError(f"{where}: expected kind {' or '.join(self.kinds)}, got "
+                                    f"{kind}")
             raise UnsupportedWorkload(
                 f"{where}: kind {kind} is not supported by the kube-scheduler engine (its fake "
                 f"clientset holds {', '.join(ENGINE_KINDS)})")

@@ -26,7 +26,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler"
 
@@ -128,9 +127,8 @@ func Start(parent context.Context, args StartArgs) (*Engine, *StartResult, *prot
 	e.recordBindings()
 	e.recordPodDeletions()
 	watches := e.countWatches()
-	factory := scheduler.NewInformerFactory(e.client, 0)
-	recorders := func(string) events.EventRecorder { return &events.FakeRecorder{} }
-	sched, err := scheduler.New(ctx, e.client, factory, nil, recorders,
+	factory := world.NewInformerFactory(e.client)
+	sched, err := scheduler.New(ctx, e.client, factory, nil, world.FakeRecorders,
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithParallelism(parallelism),
 		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),

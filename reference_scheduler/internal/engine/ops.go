@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/schedperf/reference_scheduler/internal/protocol"
@@ -33,9 +34,12 @@ type CreateResult struct {
 func (e *Engine) Create(args CreateArgs) (*CreateResult, *protocol.Error) {
 	begin := time.Now()
 	e.wmu.Lock()
-	want, perr := e.create(args.Objects)
+	want, synced, perr := e.create(args.Objects)
 	e.wmu.Unlock()
 	if perr != nil {
+		return nil, perr
+	}
+	if perr := e.waitInformers(synced); perr != nil {
 		return nil, perr
 	}
 	if want > 0 {
@@ -49,14 +53,42 @@ func (e *Engine) Create(args CreateArgs) (*CreateResult, *protocol.Error) {
 	return &CreateResult{Created: len(args.Objects), Seconds: time.Since(begin).Seconds()}, nil
 }
 
+// informerKey is an object the scheduler's informer of gvr must hold (namespace/name).
+type informerKey struct {
+	gvr schema.GroupVersionResource
+	key string
+}
+
+// waitInformers waits until the scheduler's informers hold every object listed (objects of the
+// kinds world.KindSynced names: PodGroups, which scheduler_perf's createPodGroups waits for).
+func (e *Engine) waitInformers(keys []informerKey) *protocol.Error {
+	for _, k := range keys {
+		inf, err := e.factory.ForResource(k.gvr)
+		if err != nil {
+			return protocol.NewError(protocol.ErrInternal, fmt.Sprintf("engine.create: no informer for %v: %v", k.gvr, err))
+		}
+		informer := inf.Informer()
+		e.factory.Start(e.ctx.Done()) // starts the informer if the scheduler did not use it
+		has := func() bool {
+			_, ok, err := informer.GetIndexer().GetByKey(k.key)
+			return ok && err == nil
+		}
+		if perr := waitFor(e.ctx, time.Minute, has); perr != nil {
+			return protocol.NewError(protocol.ErrInternal, fmt.Sprintf("engine.create: the scheduler's %s informer does not hold %s after a minute", k.gvr.Resource, k.key))
+		}
+	}
+	return nil
+}
+
 // create creates the objects (e.wmu held); want is the number of nodes the scheduler's cache
-// must hold before the create returns (0: no node was created).
-func (e *Engine) create(objects []json.RawMessage) (want int, perr *protocol.Error) {
+// must hold before the create returns (0: no node was created), synced the objects its
+// informers must hold.
+func (e *Engine) create(objects []json.RawMessage) (want int, synced []informerKey, perr *protocol.Error) {
 	nodes := 0
 	for i, raw := range objects {
 		obj, kind, gvr, perr := e.admit.Prepare(raw, i)
 		if perr != nil {
-			return 0, perr
+			return 0, nil, perr
 		}
 		m, _ := meta.Accessor(obj)
 		ns, name := m.GetNamespace(), m.GetName()
@@ -84,14 +116,21 @@ func (e *Engine) create(objects []json.RawMessage) (want int, perr *protocol.Err
 			if apierrors.IsAlreadyExists(err) {
 				kindOf = protocol.ErrConflict
 			}
-			return 0, &protocol.Error{Kind: kindOf, Message: fmt.Sprintf("objects[%d]: creating %s %s/%s: %v", i, kind, ns, name, err)}
+			return 0, nil, &protocol.Error{Kind: kindOf, Message: fmt.Sprintf("objects[%d]: creating %s %s/%s: %v", i, kind, ns, name, err)}
+		}
+		if world.KindSynced(kind) {
+			k := name
+			if ns != "" {
+				k = ns + "/" + name
+			}
+			synced = append(synced, informerKey{gvr, k})
 		}
 	}
 	if nodes == 0 {
-		return 0, nil
+		return 0, synced, nil
 	}
 	e.nodes += nodes
-	return e.nodes, nil
+	return e.nodes, synced, nil
 }
 
 func (e *Engine) notePod(namespace, name string) {

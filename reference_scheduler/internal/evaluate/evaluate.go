@@ -58,7 +58,7 @@ type cycle struct {
 	probes *world.Probes
 	pod    *v1.Pod
 	all    []fwk.NodeInfo
-	snap   framework.SharedLister
+	snap   world.SharedLister
 	out    protocol.Evaluation
 }
 
@@ -154,7 +154,7 @@ func (c *cycle) probePreFilter() []protocol.PluginPreFilter {
 	state := framework.NewCycleState()
 	state.Write(framework.PodsToActivateKey, framework.NewPodsToActivate())
 	out := []protocol.PluginPreFilter{}
-	var merged *framework.PreFilterResult
+	var merged *world.PreFilterResult
 	for _, pl := range c.probes.PreFilter {
 		res, s := pl.PreFilter(c.ctx, state, c.pod, c.all)
 		st := statusOf(s)

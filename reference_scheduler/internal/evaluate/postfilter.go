@@ -7,6 +7,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/schedperf/reference_scheduler/internal/protocol"
+	"github.com/schedperf/reference_scheduler/internal/world"
 )
 
 // postFilter runs what the scheduling cycle runs when no node fits: PostFilter, on the probe
@@ -22,7 +23,7 @@ func (c *cycle) postFilter(state fwk.CycleState, diagnosis *framework.Diagnosis)
 	c.probes.StartPostFilter()
 	result, s := c.probes.Framework.RunPostFilterPlugins(c.ctx, state, c.pod, diagnosis.NodeToStatus)
 	pf := &protocol.PostFilter{Status: statusOf(s), Victims: []protocol.Victim{}, ClearedNominations: []protocol.PodRef{}}
-	if result != nil && result.NominatingInfo != nil && result.Mode() == framework.ModeOverride {
+	if result != nil && result.NominatingInfo != nil && result.Mode() == world.ModeOverride {
 		node := result.NominatedNodeName
 		pf.NominatedNode = &node
 	}

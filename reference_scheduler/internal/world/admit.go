@@ -33,6 +33,10 @@ func KindResource(kind string) (schema.GroupVersionResource, bool, bool) {
 	return info.gvr, info.namespaced, ok
 }
 
+// KindSynced says whether a create of the kind in engine mode waits until the scheduler's
+// informer holds the objects (as scheduler_perf's op for that kind does).
+func KindSynced(kind string) bool { return kinds[kind].synced }
+
 // Admitter prepares objects for a create through a clientset whose informers run on their
 // own (the engine): the same decoding and the same fields an API server sets as the world's
 // writes (defaults, namespace, uid, timestamps, pod phase, QoS class, priority). It keeps its

@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -29,25 +30,41 @@ import (
 	"github.com/schedperf/reference_scheduler/internal/protocol"
 )
 
-// kindInfo: where a kind lives in the tracker, and its informer.
+// kindInfo: where a kind lives in the tracker, and its informer. synced: a create in engine
+// mode returns once the scheduler's informer of the kind holds the objects created.
 type kindInfo struct {
 	gvr        schema.GroupVersionResource
 	namespaced bool
+	synced     bool
 }
 
 // Kinds that can be written. Nodes and pods also reach the scheduler's cache and queue;
 // the others are read by plugins through listers (or, PriorityClass, by our admission).
 var kinds = map[string]kindInfo{
-	"Node":                  {v1.SchemeGroupVersion.WithResource("nodes"), false},
-	"Pod":                   {v1.SchemeGroupVersion.WithResource("pods"), true},
-	"Namespace":             {v1.SchemeGroupVersion.WithResource("namespaces"), false},
-	"Service":               {v1.SchemeGroupVersion.WithResource("services"), true},
-	"ReplicationController": {v1.SchemeGroupVersion.WithResource("replicationcontrollers"), true},
-	"PriorityClass":         {schedulingv1.SchemeGroupVersion.WithResource("priorityclasses"), false},
-	"PodDisruptionBudget":   {policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), true},
-	"ReplicaSet":            {appsv1.SchemeGroupVersion.WithResource("replicasets"), true},
-	"StatefulSet":           {appsv1.SchemeGroupVersion.WithResource("statefulsets"), true},
+	"Node":                  {v1.SchemeGroupVersion.WithResource("nodes"), false, false},
+	"Pod":                   {v1.SchemeGroupVersion.WithResource("pods"), true, false},
+	"Namespace":             {v1.SchemeGroupVersion.WithResource("namespaces"), false, false},
+	"Service":               {v1.SchemeGroupVersion.WithResource("services"), true, false},
+	"ReplicationController": {v1.SchemeGroupVersion.WithResource("replicationcontrollers"), true, false},
+	"PriorityClass":         {schedulingv1.SchemeGroupVersion.WithResource("priorityclasses"), false, false},
+	"PodDisruptionBudget":   {policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), true, false},
+	"ReplicaSet":            {appsv1.SchemeGroupVersion.WithResource("replicasets"), true, false},
+	"StatefulSet":           {appsv1.SchemeGroupVersion.WithResource("statefulsets"), true, false},
 }
+
+// kindOrder lists the supported kinds in the order messages name them.
+var kindOrder = []string{"Node", "Pod", "Namespace", "Service", "ReplicationController", "PriorityClass",
+	"PodDisruptionBudget", "ReplicaSet", "StatefulSet"}
+
+// registerKind adds a kind that only some Kubernetes releases have (files built with their
+// tag call it from init).
+func registerKind(kind string, info kindInfo) {
+	kinds[kind] = info
+	kindOrder = append(kindOrder, kind)
+}
+
+// SupportedKinds names the kinds this build writes, comma separated.
+func SupportedKinds() string { return strings.Join(kindOrder, ", ") }
 
 // strict decodes manifests as an API server with strict field validation does.
 var strict = serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
@@ -69,6 +86,11 @@ func (c *logicalClock) tick() metav1.Time {
 func decode(raw json.RawMessage, index int) (runtime.Object, kindInfo, *protocol.Error) {
 	where := fmt.Sprintf("objects[%d]", index)
 	obj, gvk, err := strict.Decode(raw, nil, nil)
+	if err != nil && runtime.IsNotRegisteredError(err) {
+		// a kind this build's Kubernetes does not have (PodGroup before v1.37)
+		return nil, kindInfo{}, &protocol.Error{Kind: protocol.ErrUnsupported, Field: where + ".kind",
+			Message: fmt.Sprintf("%s.kind: %v (supported: %s)", where, err, SupportedKinds())}
+	}
 	if err != nil {
 		perr := &protocol.Error{Kind: protocol.ErrInvalidObject, Message: where + ": " + err.Error()}
 		if strictErr, ok := runtime.AsStrictDecodingError(err); ok {
@@ -87,7 +109,7 @@ func decode(raw json.RawMessage, index int) (runtime.Object, kindInfo, *protocol
 	info, ok := kinds[gvk.Kind]
 	if !ok || info.gvr.GroupVersion() != gvk.GroupVersion() {
 		return nil, kindInfo{}, &protocol.Error{Kind: protocol.ErrUnsupported, Field: where + ".kind",
-			Message: fmt.Sprintf("%s.kind: %s is not supported (supported: Node, Pod, Namespace, Service, ReplicationController, PriorityClass, PodDisruptionBudget, ReplicaSet, StatefulSet)", where, gvk)}
+			Message: fmt.Sprintf("%s.kind: %s is not supported (supported: %s)", where, gvk, SupportedKinds())}
 	}
 	m, _ := meta.Accessor(obj)
 	if m.GetName() == "" {

@@ -18,7 +18,6 @@ import (
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	plfeature "k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
-	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
 
@@ -33,7 +32,7 @@ import (
 // plugin's own answer can be reported (the framework returns only the merged result).
 type Probes struct {
 	Framework framework.Framework
-	PreFilter []framework.PreFilterPlugin
+	PreFilter []PreFilterPlugin
 
 	mu      sync.Mutex
 	victims []Eviction
@@ -47,30 +46,30 @@ type Eviction struct {
 }
 
 func newProbes(ctx context.Context, real framework.Framework, prof config.KubeSchedulerProfile,
-	factory informers.SharedInformerFactory, nominator framework.PodNominator) (*Probes, error) {
+	factory informers.SharedInformerFactory, nominator PodNominator) (*Probes, error) {
 	p := &Probes{sandbox: fake.NewClientset()}
-	instances := map[string]framework.Plugin{}
+	instances := map[string]Plugin{}
 	registry := frameworkruntime.Registry{}
 	for name, newPlugin := range frameworkplugins.NewInTreeRegistry() {
-		registry[name] = func(ctx context.Context, args runtime.Object, h framework.Handle) (framework.Plugin, error) {
-			pl, err := newPlugin(ctx, args, h)
+		registry[name] = func(ctx context.Context, args runtime.Object, h Handle) (Plugin, error) {
+			pl, err := newPlugin(ctx, args, probeHandle(name, h))
 			if err == nil {
 				instances[name] = pl
 			}
 			return pl, err
 		}
 	}
-	registry[defaultpreemption.Name] = func(ctx context.Context, args runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	registry[defaultpreemption.Name] = func(ctx context.Context, args runtime.Object, h Handle) (Plugin, error) {
 		fts := plfeature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate)
 		fts.EnableAsyncPreemption = false
 		pl, err := defaultpreemption.New(ctx, args, h, fts)
 		if err != nil {
 			return nil, err
 		}
-		pl.Evaluator.PreemptPod = p.recordEviction
+		p.recordEvictions(pl)
 		return pl, nil
 	}
-	fw, err := frameworkruntime.NewFramework(ctx, registry, &prof,
+	opts := append([]frameworkruntime.Option{
 		frameworkruntime.WithClientSet(p.sandbox),
 		frameworkruntime.WithEventRecorder(&events.FakeRecorder{}),
 		frameworkruntime.WithInformerFactory(factory),
@@ -81,13 +80,14 @@ func newProbes(ctx context.Context, real framework.Framework, prof config.KubeSc
 		frameworkruntime.WithParallelism(1),
 		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
 		frameworkruntime.WithLogger(klog.FromContext(ctx)),
-	)
+	}, probeOptions(real)...)
+	fw, err := frameworkruntime.NewFramework(ctx, registry, &prof, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("building the probe framework of profile %q: %w", prof.SchedulerName, err)
 	}
 	p.Framework = fw
 	for _, e := range fw.ListPlugins().PreFilter.Enabled {
-		pl, ok := instances[e.Name].(framework.PreFilterPlugin)
+		pl, ok := instances[e.Name].(PreFilterPlugin)
 		if !ok {
 			return nil, fmt.Errorf("profile %q: PreFilter plugin %q is not an in-tree PreFilter plugin", prof.SchedulerName, e.Name)
 		}
@@ -101,11 +101,10 @@ type noActivation struct{}
 
 func (noActivation) Activate(klog.Logger, map[string]*v1.Pod) {}
 
-func (p *Probes) recordEviction(_ context.Context, c preemption.Candidate, _, victim *v1.Pod, _ string) error {
+func (p *Probes) recordEviction(victim *v1.Pod, node string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.victims = append(p.victims, Eviction{Pod: victim, Node: c.Name()})
-	return nil
+	p.victims = append(p.victims, Eviction{Pod: victim, Node: node})
 }
 
 // StartPostFilter forgets what an earlier PostFilter recorded.

@@ -343,7 +343,7 @@ func (w *World) syncPod(idx cache.Indexer, old, new *v1.Pod) *protocol.Error {
 	queued := func(p *v1.Pod) bool {
 		return p != nil && p.Spec.NodeName == "" && w.sched.Profiles.HandlesSchedulerName(p.Spec.SchedulerName)
 	}
-	logger, c, q := w.logger, w.sched.Cache, w.sched.SchedulingQueue
+	logger, c := w.logger, w.sched.Cache
 	// the cache handler
 	switch {
 	case assigned(old) && assigned(new):
@@ -359,11 +359,11 @@ func (w *World) syncPod(idx cache.Indexer, old, new *v1.Pod) *protocol.Error {
 	// the queue handler
 	switch {
 	case queued(old) && queued(new):
-		q.Update(logger, old, new)
+		w.queueUpdate(old, new)
 	case queued(old):
-		q.Delete(old)
+		w.queueDelete(old)
 	case queued(new):
-		q.Add(logger, new)
+		w.queueAdd(new)
 	}
 	return nil
 }

@@ -17,7 +17,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -73,9 +72,8 @@ func (w *World) Configure(text string, gates map[string]bool) (*protocol.ConfigR
 		w.ctx, w.cancel = context.WithCancel(context.Background())
 	}
 	client := newClient()
-	factory := scheduler.NewInformerFactory(client, 0)
-	recorders := func(string) events.EventRecorder { return &events.FakeRecorder{} }
-	sched, err := scheduler.New(w.ctx, client, factory, nil, recorders,
+	factory := NewInformerFactory(client)
+	sched, err := scheduler.New(w.ctx, client, factory, nil, FakeRecorders,
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithParallelism(1),
 		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
