@@ -519,6 +519,8 @@ def test_group_preemption_workloads_stay_unsupported_with_the_fields_named():
         for w in tc.workloads:
             reason = support_reason(tc, w) or ""
             assert "spec.priority" in reason and "not modelled" in reason, w.full_name
+            assert "group priority and preemption" in reason
+            assert "topology-aware" not in reason  # these groups have no topology
             if w.params.get("disruptionMode"):
                 assert "spec.disruptionMode" in reason
             seen += 1

@@ -46,17 +46,19 @@ def unmodelled_group_fields(pg: PodGroup, topology_aware: bool = False) -> str |
     """Why the core cannot schedule this PodGroup as upstream would (None: it can): fields of
     group preemption, multi-level groups and shared claims, and a topology constraint unless
     the TopologyAwareWorkloadScheduling gate is on (``topology_aware``)."""
-    fields = [name for name, used in (
-        ("spec.priority", pg.priority is not None),
-        ("spec.disruptionMode", bool(pg.disruption_mode)),
-        ("spec.schedulingConstraints.topology", bool(pg.topology_keys) and not topology_aware),
-        ("spec.parentCompositePodGroupName", bool(pg.parent)),
-        ("spec.resourceClaims", bool(pg.resource_claims))) if used]
+    fields = [(name, why) for name, why, used in (
+        ("spec.priority", "group priority and preemption", pg.priority is not None),
+        ("spec.disruptionMode", "group priority and preemption", bool(pg.disruption_mode)),
+        ("spec.schedulingConstraints.topology", "topology-aware placement without the "
+         "TopologyAwareWorkloadScheduling gate", bool(pg.topology_keys) and not topology_aware),
+        ("spec.parentCompositePodGroupName", "multi-level groups", bool(pg.parent)),
+        ("spec.resourceClaims", "shared claims", bool(pg.resource_claims))) if used]
     if not fields:
         return None
-    return (f"PodGroup {pg.name}: {', '.join(fields)}: group priority and preemption, "
-            "topology-aware placement, multi-level groups and shared claims are not modelled "
-            "by scheduler_core's pod-group cycle")
+    whys = list(dict.fromkeys(why for _, why in fields))
+    return (f"PodGroup {pg.name}: {', '.join(name for name, _ in fields)}: "
+            f"{', '.join(whys)} {'is' if len(whys) == 1 else 'are'} not modelled by "
+            "scheduler_core's pod-group cycle")
 
 
 def prepare_create_pod_groups(ctx: OpContext, index: int, op: CreatePodGroups) -> TemplateFile:
