@@ -2,12 +2,12 @@
 ``SchedulerAsyncPreemption`` (all on by default, as in v1.34), ``GenericWorkload`` (off by
 default, as in v1.37: on, PodGroups are served and their pods scheduled by the pod-group cycle),
 ``TopologyAwareWorkloadScheduling`` (off by default: on, a group is tried in each placement of
-its topology constraint and the best one kept) and ``CompositePodGroup`` (off by default; on, a root PodGroup is scheduled as
-with it off: CompositePodGroup objects and ``parentCompositePodGroupName`` are refused by the
-ops that would create them) are honoured. The gates of
-:data:`UNMODELLED_WHEN_ON` turn on behaviour the core does not model: set to true they make
-the workload unsupported (with the reason); set to false they ask for what the core does (the
-behaviour off) and count as honoured. Every other gate is listed as ignored."""
+its topology constraint and the best one kept) and ``CompositePodGroup`` (off by default; on, a
+root PodGroup is scheduled as with it off: CompositePodGroup objects and
+``parentCompositePodGroupName`` are refused by the ops that would create them) are honoured. The
+gates of :data:`UNMODELLED_WHEN_ON` turn on behaviour the core does not model: set to true they
+make the workload unsupported (with the reason); set to false they ask for what the core does
+(the behaviour off) and count as honoured. Every other gate is listed as ignored."""
 
 from __future__ import annotations
 
