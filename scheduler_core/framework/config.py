@@ -426,6 +426,11 @@ def _instantiate(cfg: SchedulerConfig, prof: ProfileConfig, names: dict[str, str
     return instances
 
 
+# the extension points of the pod-group cycle (v1.37, GenericWorkload): multiPoint fills them
+# only with that gate on, so a v1.34 profile (the gate off) lists no plugin there
+_PLACEMENT_POINTS = frozenset({"PlacementGenerate", "PlacementScore"})
+
+
 def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str, Any],
                    handle: Handle | None, adapter: Any, generic_workload: bool = False,
                    topology_aware: bool = False) -> Framework:
@@ -477,6 +482,8 @@ def _build_profile(cfg: SchedulerConfig, prof: ProfileConfig, registry: dict[str
             for ref in multi.enabled:
                 if not implements(instances[ref.name], pt) or ref.name in disabled:
                     continue
+                if pt in _PLACEMENT_POINTS and not generic_workload:
+                    continue  # v1.34 has no placement points: only an explicit entry adds one
                 if ref.name in enabled_set:
                     override.append(ref.name)
                     continue

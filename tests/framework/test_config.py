@@ -12,8 +12,8 @@ from scheduler_core.framework.config import build_frameworks, load_config, parse
 API = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
 
-def build(config: dict) -> dict:
-    return build_frameworks(parse_config({**API, **config}), handle=None)
+def build(config: dict, **gates: bool) -> dict:
+    return build_frameworks(parse_config({**API, **config}), handle=None, **gates)
 
 
 def names(fwk, point: str) -> list[str]:
@@ -30,7 +30,12 @@ def test_default_profile_order_and_weights():
     # v1.34 (DynamicResourceAllocation on by default): DynamicResources before DefaultPreemption
     assert names(fwk, "PostFilter") == ["DynamicResources", "DefaultPreemption"]
     assert names(fwk, "QueueSort") == ["PrioritySort"]
-    assert names(fwk, "PreEnqueue") == ["SchedulingGates"]
+    # v1.34's DefaultPreemption holds a pod back at PreEnqueue while its async preemption runs
+    assert names(fwk, "PreEnqueue") == ["SchedulingGates", "DefaultPreemption"]
+    # the pod-group cycle's points are v1.37's, filled only with GenericWorkload on
+    assert names(fwk, "PlacementScore") == [] and names(fwk, "PlacementGenerate") == []
+    assert "NodeResourcesFit" in names(build({}, generic_workload=True)["default-scheduler"],
+                                       "PlacementScore")
     assert names(fwk, "Bind") == ["DefaultBinder"]
     score = names(fwk, "Score")
     assert score[:3] == ["TaintToleration", "NodeAffinity", "NodeResourcesFit"]
