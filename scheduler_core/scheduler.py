@@ -294,7 +294,7 @@ class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
                     self.ignored[new.key] = IgnoredPod(new.namespace, new.name,
                                                        new.scheduler_name)
                 if self.generic_workload and new.spec.pod_group:
-                    self._group_event(self.cluster.group_key(new), EVENT_ASSIGNED_POD_ADD
+                    self._group_event(new.group_key, EVENT_ASSIGNED_POD_ADD
                                       if new.node_name else EVENT_UNSCHEDULED_POD_ADD, None, new)
             elif ev.type is MODIFIED:
                 if not old.node_name and new.node_name:  # bound
@@ -327,7 +327,7 @@ class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
         else:
             if kind == "PodGroup" and ev.type is not DELETED and self.generic_workload:
                 pg = ev.new
-                self._group_event(f"{pg.namespace}/{pg.name}", EVENT_POD_GROUP_ADD
+                self._group_event(pg.key, EVENT_POD_GROUP_ADD
                                   if ev.type is ADDED else EVENT_POD_GROUP_UPDATE, ev.old, pg)
             if kind == "Namespace" and ev.type is not ADDED:
                 index = self.cluster.table.indexes.get("selector-counts")

@@ -181,6 +181,12 @@ class Pod:
         return f"{self.namespace}/{self.name}"
 
     @property
+    def group_key(self) -> str:
+        """"namespace/podGroupName" of the PodGroup the pod names ("" for none)."""
+        group = self.spec.pod_group
+        return f"{self.namespace}/{group}" if group else ""
+
+    @property
     def scheduler_name(self) -> str:
         return self.spec.scheduler_name
 

@@ -67,6 +67,11 @@ class PodGroup:
     resource_claims: tuple[GroupClaim, ...] = ()
     api_version: str = POD_GROUP_API_VERSIONS[0]
 
+    @property
+    def key(self) -> str:
+        """"namespace/name", as its pods' ``Pod.group_key``."""
+        return f"{self.namespace}/{self.name}"
+
     def _parse(cls, data: Any) -> PodGroup:
         root, _meta, name, namespace = _root(data, "PodGroup", namespaced=True)
         root.check_keys(("apiVersion", "kind", "metadata", "spec"), ("status",))

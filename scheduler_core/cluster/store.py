@@ -152,11 +152,10 @@ class Cluster:
         self._emit("Pod", ADDED, None, pod)
 
     def _join_group(self, pod: Pod) -> None:
-        gk = f"{pod.namespace}/{pod.spec.pod_group}"
-        self.group_pods.setdefault(gk, {})[pod.key] = pod
+        self.group_pods.setdefault(pod.group_key, {})[pod.key] = pod
 
     def _leave_group(self, pod: Pod) -> None:
-        gk = f"{pod.namespace}/{pod.spec.pod_group}"
+        gk = pod.group_key
         members = self.group_pods.get(gk)
         if members is not None and members.get(pod.key) is pod:
             del members[pod.key]
@@ -165,16 +164,12 @@ class Cluster:
 
     def _group_count(self, pod: Pod, delta: int) -> None:
         """A pod of a group gained (+1) or lost (-1) its node (assumed or bound)."""
-        gk = f"{pod.namespace}/{pod.spec.pod_group}"
+        gk = pod.group_key
         n = self.group_scheduled.get(gk, 0) + delta
         if n:
             self.group_scheduled[gk] = n
         else:
             self.group_scheduled.pop(gk, None)
-
-    def group_key(self, pod: Pod) -> str:
-        """"namespace/podGroupName" of a pod naming a group ("" for none)."""
-        return f"{pod.namespace}/{pod.spec.pod_group}" if pod.spec.pod_group else ""
 
     def _account(self, pod: Pod) -> None:
         if pod.spec.pod_group:
@@ -285,10 +280,10 @@ class Cluster:
         return ns.labels if ns else {}
 
     def add_pod_group(self, pg: PodGroup) -> None:
-        self._put(self.pod_groups, f"{pg.namespace}/{pg.name}", pg, "PodGroup", update=False)
+        self._put(self.pod_groups, pg.key, pg, "PodGroup", update=False)
 
     def update_pod_group(self, pg: PodGroup) -> None:
-        self._put(self.pod_groups, f"{pg.namespace}/{pg.name}", pg, "PodGroup", update=True)
+        self._put(self.pod_groups, pg.key, pg, "PodGroup", update=True)
 
     def add_priority_class(self, pc: PriorityClass) -> None:
         self._put(self.priority_classes, pc.name, pc, "PriorityClass", update=False)

@@ -87,7 +87,7 @@ class PodGroupCycle:
         """One attempt of the group of the popped pod ``first``: its pending members join
         (upstream's queued pod-group entity), then the algorithm, then the result."""
         cluster, queue = self.cluster, self.queue
-        key = cluster.group_key(first.pod)
+        key = first.pod.group_key
         uid = first.pod.uid
         others = [p.uid for p in cluster.group_pods.get(key, {}).values()
                   if p.uid != uid and not p.node_name]
@@ -146,7 +146,7 @@ class PodGroupCycle:
         Reserve)."""
         cluster = self.cluster
         feasible = fwk.placement_feasible
-        scheduled = cluster.group_scheduled.get(f"{pg.namespace}/{pg.name}", 0)
+        scheduled = cluster.group_scheduled.get(pg.key, 0)
         remaining = len(live)
         status = feasible(pg, scheduled, remaining)
         results: list[MemberResult] = []

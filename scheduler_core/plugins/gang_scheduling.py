@@ -55,10 +55,6 @@ def min_count(pg: PodGroup) -> int:
     return pg.policy.min_count if pg.policy.gang else 1
 
 
-def _group_key(pod: Any) -> str:
-    return f"{pod.namespace}/{pod.spec.pod_group}" if pod.spec.pod_group else ""
-
-
 class GangScheduling:
     name: ClassVar[str] = NAME
 
@@ -75,7 +71,7 @@ class GangScheduling:
         if not group or self._handle is None:
             return None
         cluster = self._handle.cluster
-        key = f"{pod.namespace}/{group}"
+        key = pod.group_key
         pg = cluster.pod_groups.get(key)
         if pg is None:
             return Status.unresolvable(
@@ -109,7 +105,7 @@ class GangScheduling:
         if not group or handle is None:
             return None, 0.0
         cluster = handle.cluster
-        key = f"{pod.namespace}/{group}"
+        key = pod.group_key
         pg = cluster.pod_groups.get(key)
         if pg is None:
             return Status(Code.ERROR, (f"failed to get podGroup {key}: not found",), NAME), 0.0
@@ -140,20 +136,19 @@ class GangScheduling:
 def _after_pod_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
     if new is None or not pod.spec.pod_group or not new.spec.pod_group:
         return _SKIP
-    return _QUEUE if _group_key(new) == _group_key(pod) else _SKIP
+    return _QUEUE if new.group_key == pod.group_key else _SKIP
 
 
 def _after_group_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
     if new is None or not pod.spec.pod_group:
         return _SKIP
-    same = new.namespace == pod.namespace and new.name == pod.spec.pod_group
-    return _QUEUE if same else _SKIP
+    return _QUEUE if new.key == pod.group_key else _SKIP
 
 
 def _after_group_updated(pod: Pod, old: Any, new: Any) -> QueueingHint:
     if new is None or old is None or not pod.spec.pod_group:
         return _SKIP
-    if new.namespace != pod.namespace or new.name != pod.spec.pod_group:
+    if new.key != pod.group_key:
         return _SKIP
     if not (old.policy.gang and new.policy.gang):
         return _SKIP

@@ -34,7 +34,7 @@ class PodGroupPodsCount:
                         ) -> tuple[int, Status | None]:
         scheduled = 0
         if self._handle is not None:
-            scheduled = self._handle.cluster.group_scheduled.get(f"{pg.namespace}/{pg.name}", 0)
+            scheduled = self._handle.cluster.group_scheduled.get(pg.key, 0)
         return scheduled + len(proposed), None
 
     def normalize_placement_scores(self, pg: PodGroup, scores: list[int]) -> Status | None:

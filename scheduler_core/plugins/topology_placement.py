@@ -84,7 +84,7 @@ class TopologyPlacementGenerator:
 
 def _scheduled_domain(cluster: Any, pg: PodGroup, key: str) -> tuple[str | None, Status | None]:
     """The domain of the group's members that have a node (None: no member has one)."""
-    gk = f"{pg.namespace}/{pg.name}"
+    gk = pg.key
     if not cluster.group_scheduled.get(gk):
         return None, None
     domain: str | None = None
