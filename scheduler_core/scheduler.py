@@ -477,8 +477,7 @@ class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
                     return self._post_filter(fwk, state, pod, result.diagnosis)
                 return result
             # assume, Reserve, Permit
-            self.cluster.assume(pod, node_name)
-            status = fwk.run_reserve(state, pod, node_name)
+            status = self._assume_and_reserve(fwk, state, pod, node_name)
             if status is None:
                 status, waits = fwk.run_permit(state, pod, node_name)
                 if status is None and waits:  # held: the binding cycle runs once allowed
@@ -488,16 +487,28 @@ class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
                                                         deadlines, waits)
                     result.status = _AT_PERMIT
                     return result
+                if status is not None:
+                    self._release(fwk, state, pod, node_name)
             if status is not None:
-                fwk.run_unreserve(state, pod, node_name)
-                self.cluster.forget(pod)
-                d = Diagnosis(1)
-                if status.is_rejected and status.plugin:
-                    d.unschedulable_plugins.add(status.plugin)
-                return ScheduleResult(status=status, diagnosis=d)
+                return ScheduleResult(status=status, diagnosis=Diagnosis.rejected_by(status))
             return result
         finally:
             self._cycle_pod = self._nominated_memo = None
+
+    def _assume_and_reserve(self, fwk: Framework, state: CycleState, pod: Pod, node: str
+                            ) -> Status | None:
+        """Assume ``pod`` on ``node`` and run Reserve; a failing Reserve is undone at once
+        (``_release``) and its status returned."""
+        self.cluster.assume(pod, node)
+        status = fwk.run_reserve(state, pod, node)
+        if status is not None:
+            self._release(fwk, state, pod, node)
+        return status
+
+    def _release(self, fwk: Framework, state: CycleState, pod: Pod, node: str) -> None:
+        """Undo an assumed and reserved pod: Unreserve, then forget the assumption."""
+        fwk.run_unreserve(state, pod, node)
+        self.cluster.forget(pod)
 
     def _hold_at_permit(self, fwk: Framework, state: CycleState, qpi: Any, node: str,
                         waits: dict[str, float], started: float) -> None:
@@ -561,10 +572,7 @@ class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
                 fwk.run_unreserve(wp.state, pod, wp.node)
                 if pod.key in self.cluster.assumed:
                     self.cluster.forget(pod)
-            d = Diagnosis(1)
-            if status.is_rejected and status.plugin:
-                d.unschedulable_plugins.add(status.plugin)
-            self._handle_failure(fwk, wp.qpi, status, d, None)
+            self._handle_failure(fwk, wp.qpi, status, Diagnosis.rejected_by(status), None)
 
     def next_wakeup(self) -> float | None:
         """The earliest simulated time at which something can progress (backoff expiry or a

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scheduler_core.cycle.pod_group import MemberResult, _rejected_by
+from scheduler_core.cycle.pod_group import MemberResult
+from scheduler_core.framework.diagnosis import Diagnosis
 from scheduler_core.framework.interface import Code, Status
 from scheduler_core.framework.placement import Placement, whole_table
 
@@ -78,8 +79,7 @@ class PlacementCycle:
                 for res in reversed(results):
                     if res.status is None:
                         assert res.state is not None
-                        fwk.run_unreserve(res.state, res.qpi.pod, res.node)
-                        cluster.forget(res.qpi.pod)
+                        self._release(fwk, res.state, res.qpi.pod, res.node)
                 feasible.append((placement, results, records))
                 continue
             if not status.is_rejected:  # an error ends the algorithm
@@ -116,27 +116,18 @@ class PlacementCycle:
         if status is not None:
             return 0, status
         rands = self.rng.integers(0, _RAND_BOUND, size=len(totals))
-        best = 0
-        for i in range(1, len(totals)):
-            if totals[i] > totals[best] or (totals[i] == totals[best] and rands[i] > rands[best]):
-                best = i
-        return best, None
+        return max(range(len(totals)), key=lambda i: (totals[i], rands[i])), None
 
     def _assume_again(self: Any, fwk: Framework, results: list[MemberResult]
                       ) -> list[MemberResult]:
         """The chosen placement's pods assumed and reserved again on their nodes (upstream
         does so in prepareForBindingCycle); a pod whose Reserve fails now fails alone."""
-        cluster = self.cluster
         out = []
         for res in results:
             if res.status is None:
                 assert res.state is not None
-                pod = res.qpi.pod
-                cluster.assume(pod, res.node)
-                status = fwk.run_reserve(res.state, pod, res.node)
+                status = self._assume_and_reserve(fwk, res.state, res.qpi.pod, res.node)
                 if status is not None:
-                    fwk.run_unreserve(res.state, pod, res.node)
-                    cluster.forget(pod)
-                    res = MemberResult(res.qpi, "", status, _rejected_by(status))
+                    res = MemberResult(res.qpi, "", status, Diagnosis.rejected_by(status))
             out.append(res)
         return out

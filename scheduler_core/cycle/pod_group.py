@@ -13,9 +13,9 @@ mixed into the Scheduler::
 A group is placed all or nothing: when ``minCount`` cannot be met the assumptions the
 algorithm made are undone and no pod binds (``GroupStats.wasted_pods`` counts them).
 
-The placement step is ``_group_algorithm`` over the whole node table; a placement generator
-(upstream's podGroupSchedulingPlacementAlgorithm, topology-aware scheduling) would call it once
-per candidate node subset and score the results.
+Under the TopologyAwareWorkloadScheduling gate ``cycle.placement`` (upstream's
+podGroupSchedulingPlacementAlgorithm) runs ``_group_algorithm`` once per placement and keeps the
+best one.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ class PodGroupCycle:
                 f'waiting for pods\'s pod group "{first.pod.spec.pod_group}" to appear in '
                 "scheduling queue", plugin=GANG_SCHEDULING)
             for q in live:
-                self._handle_failure(fwk, q, status, _rejected_by(status), None)
+                self._handle_failure(fwk, q, status, Diagnosis.rejected_by(status), None)
             return
         error = _validate(pg, key, live)
         if error is not None:
@@ -176,8 +176,7 @@ class PodGroupCycle:
             status = Status(Code.UNSCHEDULABLE, (_UNSCHEDULABLE,))
         if status is not None:
             for state, pod, node in reversed(reverts):  # revertFns, last in first out
-                fwk.run_unreserve(state, pod, node)
-                cluster.forget(pod)
+                self._release(fwk, state, pod, node)
             self.group_stats.wasted_pods += len(reverts)
         return results, status
 
@@ -203,12 +202,9 @@ class PodGroupCycle:
             if record is not None:
                 record.status = status
             return MemberResult(q, "", status, result.diagnosis)
-        self.cluster.assume(pod, node)
-        status = fwk.run_reserve(state, pod, node)
+        status = self._assume_and_reserve(fwk, state, pod, node)
         if status is not None:
-            fwk.run_unreserve(state, pod, node)
-            self.cluster.forget(pod)
-            return MemberResult(q, "", status, _rejected_by(status))
+            return MemberResult(q, "", status, Diagnosis.rejected_by(status))
         return MemberResult(q, node, state=state)
 
     # ------------------------------------------------------------------ the result
@@ -277,14 +273,13 @@ class PodGroupCycle:
             self._hold_at_permit(fwk, state, q, node, waits, t0)
             return
         if status is not None:
-            fwk.run_unreserve(state, pod, node)
-            self.cluster.forget(pod)
-            self._handle_failure(fwk, q, status, _rejected_by(status), None)
+            self._release(fwk, state, pod, node)
+            self._handle_failure(fwk, q, status, Diagnosis.rejected_by(status), None)
             return
         self._activate(state, clear=True)
         status = self._binding_cycle(fwk, state, pod, node)
         if status is not None:
-            self._handle_failure(fwk, q, status, _rejected_by(status), None)
+            self._handle_failure(fwk, q, status, Diagnosis.rejected_by(status), None)
             return
         if self.recorder.enabled:
             self.recorder.attempt(RESULT_SCHEDULED, fwk.profile_name, perf_counter() - t0)
@@ -302,10 +297,3 @@ def _validate(pg: PodGroup, key: str, live: list[Any]) -> Status | None:
             f"pods of pod group {key} have different scheduler names: "
             f"{', '.join(sorted(names))}",))
     return None
-
-
-def _rejected_by(status: Status) -> Diagnosis:
-    d = Diagnosis(1)
-    if status.is_rejected and status.plugin:
-        d.unschedulable_plugins.add(status.plugin)
-    return d

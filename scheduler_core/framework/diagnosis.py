@@ -37,6 +37,15 @@ class Diagnosis:
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)
 
+    @classmethod
+    def rejected_by(cls, status: Status) -> Diagnosis:
+        """What a Reserve, Permit or Bind failure of a pod placed on one node tells the queue:
+        the plugin of a rejecting ``status`` (none for an error)."""
+        d = cls(1)
+        if status.is_rejected and status.plugin:
+            d.unschedulable_plugins.add(status.plugin)
+        return d
+
     def reject_everywhere(self, status: Status) -> None:
         """PreFilter rejected the pod: ``status`` stands for every node."""
         self.absent_status = status
