@@ -499,8 +499,8 @@ class PriorityQueue(ActiveQueue):
     def take_members(self, uids: Iterable[str]) -> list[QueuedPodInfo]:
         """Pop the pending pods ``uids`` (members of a pod group whose first pod was just
         popped) from activeQ, backoffQ or the pool (gated pods stay): they join that pod's
-        attempt, in flight, as the members of upstream's queued pod-group entity do. In
-        QueueSort order."""
+        attempt, in flight, as the members of upstream's queued pod-group entity do. In the
+        order of ``uids`` (the caller sorts them with the popped pod: ``sort_key``)."""
         out: list[QueuedPodInfo] = []
         for uid in uids:
             entry = self._active.pop(uid, None)
@@ -519,8 +519,6 @@ class PriorityQueue(ActiveQueue):
             qpi.unschedulable_plugins.clear()
             qpi.pending_plugins.clear()
             out.append(qpi)
-        key = self._sort_key
-        out.sort(key=lambda q: key(q.pod, q.timestamp, q.seq))
         return out
 
     def requeue_gated(self, uids: Iterable[str], event: ClusterEvent, old: Any,
