@@ -11,12 +11,16 @@ from __future__ import annotations
 from workloads.config import TestCase, Workload
 from workloads.config.ops_groups import CreateCompositePodGroups, CreatePodGroups
 from workloads.reference.build import DEFAULT_RELEASE, V1_37, Release
+from workloads.runner.gates import (
+    COMPOSITE_POD_GROUP_GATE,
+    GENERIC_WORKLOAD_GATE,
+    TOPOLOGY_AWARE_GATE,
+)
 
 __all__ = ["V1_37_GATES", "release_for"]
 
 # feature gates of workload-aware scheduling, unknown to v1.34's feature gate registry
-V1_37_GATES = frozenset({"GenericWorkload", "TopologyAwareWorkloadScheduling",
-                         "CompositePodGroup"})
+V1_37_GATES = frozenset({GENERIC_WORKLOAD_GATE, TOPOLOGY_AWARE_GATE, COMPOSITE_POD_GROUP_GATE})
 
 
 def release_for(test_case: TestCase, workload: Workload) -> Release:
