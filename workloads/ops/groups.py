@@ -85,12 +85,7 @@ def run_create_pod_groups(ctx: OpContext, index: int, op: CreatePodGroups) -> No
     tf: TemplateFile = ctx.prepared(index)
     for i in range(op.count):
         where = f"{tf.source} (Index {i})"
-        manifest = tf.manifest(i, op.count)
-        if not isinstance(manifest, dict) or manifest.get("kind") != "PodGroup":
-            raise WorkloadError(f'{where}: expected kind "PodGroup"')
-        check_namespace(manifest, op.namespace, where)
-        pg = parse_typed(PodGroup.from_manifest, {**manifest, "metadata": {
-            **metadata_of(manifest), "namespace": op.namespace}}, where)
+        pg = _check_object(PodGroup, "PodGroup", tf.manifest(i, op.count), where, op.namespace)
         reason = unmodelled_group_fields(pg, ctx.api.topology_aware)
         if reason:
             raise UnsupportedWorkload(f"{where}: {reason}")
