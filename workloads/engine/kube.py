@@ -421,19 +421,19 @@ def _any_objects(run: _KubeRun, op: CreateAny | UpdateAny, factory: AnyManifests
 
 
 def _create_any(run: _KubeRun, op: CreateAny, factory: AnyManifests) -> None:
-    try:
-        run.create(_any_objects(run, op, factory))
-    except ReferenceRequestError as exc:
-        if exc.kind == "unsupported":
-            raise
-        raise WorkloadError(f"{factory.where}: create: {exc}") from None
+    _create(run, _any_objects(run, op, factory), factory)
 
 
 def _create_pod_groups(run: _KubeRun, op: CreatePodGroups, factory: AnyManifests) -> None:
     """Upstream's createPodGroups: ``count`` PodGroups from the template in the namespace;
     engine.create returns once the scheduler's PodGroup informer holds them."""
     run.register(op.namespace)
-    objects = [factory.make(i, op.count, run.names) for i in range(op.count)]
+    _create(run, [factory.make(i, op.count, run.names) for i in range(op.count)], factory)
+
+
+def _create(run: _KubeRun, objects: list[dict[str, Any]], factory: AnyManifests) -> None:
+    """engine.create of a template's objects; a refusal other than "unsupported" is bad input
+    naming the template."""
     try:
         run.create(objects)
     except ReferenceRequestError as exc:
