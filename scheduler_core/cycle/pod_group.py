@@ -42,9 +42,9 @@ if TYPE_CHECKING:
     from scheduler_core.cycle.result import ScheduleResult
     from scheduler_core.framework.runtime import Framework
 
-__all__ = ["GroupStats", "MemberResult", "PodGroupCycle"]
+__all__ = ["GROUP_UNSCHEDULABLE", "GroupStats", "MemberResult", "PodGroupCycle"]
 
-_UNSCHEDULABLE = "pod group is unschedulable"
+GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 
 
 @dataclass
@@ -173,7 +173,7 @@ class PodGroupCycle:
         if status is not None and status.code == Code.WAIT:
             status = Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
         if status is None and not any_placed:
-            status = Status(Code.UNSCHEDULABLE, (_UNSCHEDULABLE,))
+            status = Status(Code.UNSCHEDULABLE, (GROUP_UNSCHEDULABLE,))
         if status is not None:
             for state, pod, node in reversed(reverts):  # revertFns, last in first out
                 self._release(fwk, state, pod, node)
@@ -254,7 +254,7 @@ class PodGroupCycle:
             keep = PostFilterResult(q.pod.nominated_node_name)
             self._handle_failure(fwk, q, res.status, res.diagnosis, keep)
             return
-        status = group_status or Status(Code.UNSCHEDULABLE, (_UNSCHEDULABLE,))
+        status = group_status or Status(Code.UNSCHEDULABLE, (GROUP_UNSCHEDULABLE,))
         if status.is_rejected:
             status = Status(Code.UNSCHEDULABLE, (status.message,))
             d = Diagnosis(0)

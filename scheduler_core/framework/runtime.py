@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from time import perf_counter
 from typing import Any
 
@@ -62,6 +63,41 @@ _WILDCARD = ClusterEventWithHint(ClusterEvent("*", ActionType.ALL))
 
 def implements(plugin: Any, point: str) -> bool:
     return callable(getattr(plugin, EXTENSION_POINTS[point], None))
+
+
+def _per_segment(norm: Callable[[CycleState, Pod, np.ndarray], np.ndarray],
+                 segments: np.ndarray) -> Callable[[CycleState, Pod, np.ndarray], np.ndarray]:
+    """``norm`` applied to each run of the scores on its own (``segments``: the runs' starts).
+    Scores all equal need one call: the pod-group cycle passes ``segments`` only when every
+    active Score plugin is node-local (``plugins.node_local.scores_node_local``), whose
+    NormalizeScore reads only the values, so equal values come out equal in any run."""
+
+    def normalize(state: CycleState, pod: Pod, raw: np.ndarray) -> np.ndarray:
+        if len(segments) < 2 or not len(raw) or raw.min() == raw.max():
+            return norm(state, pod, raw)
+        bounds = [*segments.tolist(), len(raw)]
+        return np.concatenate([norm(state, pod, raw[a:b].copy())
+                               for a, b in pairwise(bounds)])
+
+    return normalize
+
+
+def _placement_scores(plugin: Any, pg: Any, assignments: list[tuple[Placement, list[Any]]]
+                      ) -> tuple[list[int], Status | None]:
+    """A PlacementScore plugin's score of each placement: through its ``score_placements``
+    (all at once) when it has one, else ``score_placement`` one by one, stopping at the first
+    failure."""
+    batch = getattr(plugin, "score_placements", None)
+    if batch is not None:
+        scores, status = batch(pg, assignments)
+        return list(scores), status
+    out = []
+    for placement, proposed in assignments:
+        s, status = plugin.score_placement(pg, placement, proposed)
+        if status is not None and status.code != _SUCCESS:
+            return out, status
+        out.append(s)
+    return out, None
 
 
 def _code_name(status: Status | None) -> str:
@@ -202,14 +238,11 @@ class Framework:
         ``normalize_placement_scores``, range-checked, weighted and summed."""
         totals = [0] * len(assignments)
         for p in self.points["PlacementScore"]:
-            scores = []
-            for placement, proposed in assignments:
-                s, status = p.score_placement(pg, placement, proposed)
-                if status is not None and status.code != _SUCCESS:
-                    return [], Status(Code.ERROR, (
-                        f'running PlacementScore plugins: plugin "{p.name}" failed with: '
-                        f"{status.message}",))
-                scores.append(s)
+            scores, status = _placement_scores(p, pg, assignments)
+            if status is not None and status.code != _SUCCESS:
+                return [], Status(Code.ERROR, (
+                    f'running PlacementScore plugins: plugin "{p.name}" failed with: '
+                    f"{status.message}",))
             normalize = getattr(p, "normalize_placement_scores", None)
             if normalize is not None:
                 status = normalize(pg, scores)
@@ -439,9 +472,13 @@ class Framework:
 
     def run_score(
         self, state: CycleState, pod: Pod, table: NodeTable, idx: Any, n: int,
-        *, breakdown: list[ScoreBreakdown] | None = None,
+        *, breakdown: list[ScoreBreakdown] | None = None, segments: np.ndarray | None = None,
     ) -> tuple[np.ndarray, Status | None]:
-        """Weighted total over ``n`` feasible nodes at ``idx`` (Score, NormalizeScore, weights)."""
+        """Weighted total over ``n`` feasible nodes at ``idx`` (Score, NormalizeScore, weights).
+
+        ``segments`` (the start of each run of ``idx``, ascending, from 0) scores several node
+        lists at once, as the pod-group cycle does for disjoint placements: NormalizeScore then
+        sees each run on its own, exactly as a separate call would."""
         rec = self.recorder.enabled
         t0 = perf_counter() if rec else 0.0
         prec = rec and state.record_plugin_metrics
@@ -462,6 +499,8 @@ class Framework:
                 raw = p.score(state, pod, table, idx)
             scores = raw
             if norm is not None:
+                if segments is not None:
+                    norm = _per_segment(norm, segments)
                 if prec:
                     start = perf_counter()
                     scores = norm(state, pod, raw.copy() if breakdown is not None else raw)

@@ -30,7 +30,7 @@ from scheduler_core.api.quantity import INT64_MAX
 if TYPE_CHECKING:
     from scheduler_core.nodetable.table import NodeTable
 
-__all__ = ["Load", "PodLoads", "SlotPods", "load_of"]
+__all__ = ["Load", "PodLoads", "SlotPods", "add_load", "load_of"]
 
 _CACHE_LIMIT = 4096
 
@@ -55,6 +55,22 @@ def load_of(spec: PodSpec) -> Load:
         _cache.clear()
     _cache[id(spec)] = (spec, load)
     return load
+
+
+def add_load(table: NodeTable, spec: PodSpec, slots: np.ndarray, sign: int) -> None:
+    """One pod's load added to (``sign`` 1) or taken off (-1) each of ``slots`` (no slot
+    twice): ``PodLoads.apply`` for a single pod, without building its matrix."""
+    if not len(slots):
+        return
+    requests, nz_cpu, nz_memory, ports = load_of(spec)
+    for name, v in requests:
+        table.ensure_resource(name)[slots] += sign * v
+    table.nonzero_cpu[slots] += sign * nz_cpu
+    table.nonzero_memory[slots] += sign * nz_memory
+    table.pod_count[slots] += sign
+    for hp in ports:
+        for slot in slots.tolist():
+            table.port_add(hp, slot, sign)
 
 
 class PodLoads:

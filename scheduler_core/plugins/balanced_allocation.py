@@ -52,6 +52,9 @@ def parse_args(args: dict | None, path: str = "") -> tuple[ResourceSpec, ...]:
 class NodeResourcesBalancedAllocation:
     name: ClassVar[str] = NAME
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
+    # its Score reads the node's own columns, its pods only through the accounting columns
+    # (plugins.node_local.scores_node_local)
+    score_node_local: ClassVar[bool] = True
 
     def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:

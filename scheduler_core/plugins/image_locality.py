@@ -30,6 +30,9 @@ MAX_CONTAINER_THRESHOLD = 1000 * _MB
 class ImageLocality:
     name: ClassVar[str] = NAME
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
+    # its Score reads the node's images and how many nodes have each, never pods
+    # (plugins.node_local.scores_node_local)
+    score_node_local: ClassVar[bool] = True
 
     def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:

@@ -19,7 +19,14 @@ whose verdict depends on the node's pods at all (every other one sets ``pod_blin
 whether the pod fits after pods are added or taken off is integer arithmetic on the node's free
 resources (``NodeResourcesFit.margins``).
 
-Both attributes are read from the plugin object and default to False: a plugin that does not
+``scores_node_local`` asks the same of scoring, for the pod-group cycle that scores several
+disjoint placements with one call: every active (not skipped at PreScore) Score plugin sets
+``score_node_local = True``, declaring that its score for a node reads only that node's columns
+(its pods only through the accounting columns) and that its NormalizeScore, if it has one,
+reads only the scores it is given. In-tree: NodeResourcesFit, NodeResourcesBalancedAllocation,
+ImageLocality, TaintToleration and NodeAffinity.
+
+The attributes are read from the plugin object and default to False: a plugin that does not
 say so (an out-of-tree one, one run through the per-node adapter) is not node-local, and a
 subclass whose Filter reads more than its base's must set them back to False. In-tree:
 NodeUnschedulable, NodeName, TaintToleration, NodeAffinity and the volume placeholders are
@@ -33,7 +40,7 @@ from typing import Any
 from scheduler_core.framework.interface import CycleState
 from scheduler_core.plugins import names
 
-__all__ = ["node_local", "resource_filter"]
+__all__ = ["node_local", "resource_filter", "scores_node_local"]
 
 
 def node_local(fwk: Any, state: CycleState) -> bool:
@@ -64,3 +71,14 @@ def resource_filter(fwk: Any, state: CycleState) -> Any:
             return None
         found = p
     return found
+
+
+def scores_node_local(fwk: Any, state: CycleState) -> bool:
+    """True when every Score plugin PreScore left active declares ``score_node_local``: a
+    pod's scores on disjoint node lists can then come from one call (see the module
+    docstring)."""
+    skip = state.skip_score
+    for p in fwk.score_plugins:
+        if p.name not in skip and not getattr(p, "score_node_local", False):
+            return False
+    return True

@@ -224,12 +224,16 @@ class NodeResourcesFit:
     # its Filter reads only the node's own columns, its pods only through the accounting
     # columns (plugins.node_local)
     node_local: ClassVar[bool] = True
+    # its Score too, and it has no NormalizeScore (plugins.node_local.scores_node_local)
+    score_node_local: ClassVar[bool] = True
 
     def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         self.args = NodeResourcesFitArgs.parse(args, args_path)
         self.resources = self.args.resources
         self._handle = handle
+        # (spec ids, specs, summed requests) of the last ScorePlacement's proposed pods
+        self._proposed_memo: tuple[tuple[int, ...], list[Any], list[int]] | None = None
         self._scorer: Scorer
         if self.args.strategy == MOST_ALLOCATED:
             self._scorer = most_allocated_scorer
@@ -348,36 +352,74 @@ class NodeResourcesFit:
         over the placement as one node: the non-zero requests of the proposed pods plus the
         placement's nodes' requested, against the nodes' summed allocatable, per configured
         resource (weighted mean, integer division)."""
+        scores, status = self.score_placements(pg, [(placement, proposed)])
+        return scores[0], status
+
+    def score_placements(self, pg: Any, assignments: list[tuple[Any, list[Any]]]
+                         ) -> tuple[list[int], Status | None]:
+        """``score_placement`` of every ``(placement, proposed)`` at once: each placement's
+        sums come from one reduction over all their slots."""
+        n = len(assignments)
         table = self._handle.cluster.table if self._handle is not None else None
-        if table is None:
-            return 0, None
-        slots = placement.slots
-        score = weights = 0
-        for r in self.resources:
+        if table is None or not n:
+            return [0] * n, None
+        lens = np.fromiter((len(pl.slots) for pl, _ in assignments), dtype=np.int64, count=n)
+        every = np.concatenate([pl.slots for pl, _ in assignments])
+        starts = np.zeros(n, dtype=np.int64)
+        np.cumsum(lens[:-1], out=starts[1:])
+        has = lens > 0
+        starts = np.minimum(starts, max(len(every) - 1, 0))
+
+        def per_placement(values: np.ndarray) -> np.ndarray:
+            if not len(every):
+                return np.zeros(n, dtype=np.int64)
+            return np.where(has, np.add.reduceat(values, starts), 0)
+
+        wants = np.asarray([self._proposed_requests(proposed) for _, proposed in assignments],
+                           dtype=np.int64).reshape(n, len(self.resources))
+        score = np.zeros(n, dtype=np.int64)
+        weights = np.zeros(n, dtype=np.int64)
+        for j, r in enumerate(self.resources):
             name = r.name
-            want = sum(pod_requests(p.spec, (r,), use_requested=False)[0]
-                       for p, _ in proposed)
+            want = wants[:, j]
+            counted = np.ones(n, dtype=bool)
             if name == CPU:
                 used_col = table.nonzero_cpu
             elif name == MEMORY:
                 used_col = table.nonzero_memory
-            elif name == EPHEMERAL_STORAGE or (is_scalar_resource(name) and want):
+            elif name == EPHEMERAL_STORAGE or is_scalar_resource(name):
                 used_col = table.requested.get(name)
-            else:  # a scalar the group does not request, or "pods": bypassed
+                if name != EPHEMERAL_STORAGE:
+                    counted = want != 0  # a scalar the group does not request: bypassed
+            else:  # "pods": bypassed
                 continue
             alloc_col = table.allocatable.get(name)
             if alloc_col is None:
                 continue
-            alloc = alloc_col[slots]
-            present = alloc != 0  # a node without the resource counts for neither side
-            total_alloc = int(alloc.sum())
-            if total_alloc == 0:
-                continue
-            used = int(used_col[slots][present].sum()) if used_col is not None else 0
-            requested = min(want + used, total_alloc)
-            score += requested * 100 // total_alloc * r.weight
-            weights += r.weight
-        return (score // weights if weights else 0), None
+            alloc = alloc_col[every]
+            total_alloc = per_placement(alloc)
+            used = (per_placement(np.where(alloc != 0, used_col[every], 0))
+                    if used_col is not None else np.zeros(n, dtype=np.int64))
+            counted &= total_alloc != 0  # a node without the resource counts for neither side
+            requested = np.minimum(want + used, total_alloc)
+            part = requested * 100 // np.where(counted, total_alloc, 1) * r.weight
+            score += np.where(counted, part, 0)
+            weights += np.where(counted, r.weight, 0)
+        return np.where(weights > 0, score // np.maximum(weights, 1), 0).tolist(), None
+
+    def _proposed_requests(self, proposed: list[Any]) -> list[int]:
+        """The proposed pods' summed non-zero request per configured resource. The placements
+        of one group cycle propose the same pods, so the last answer is kept, keyed by the
+        pods' specs (immutable; held by the memo, so their ids stay theirs)."""
+        specs = [p.spec for p, _ in proposed]
+        key = tuple(map(id, specs))
+        memo = self._proposed_memo
+        if memo is not None and memo[0] == key:
+            return memo[2]
+        wants = [sum(pod_requests(spec, (r,), use_requested=False)[0] for spec in specs)
+                 for r in self.resources]
+        self._proposed_memo = (key, specs, wants)
+        return wants
 
     # ------------------------------------------------------------------ events
     def events_to_register(self) -> list[ClusterEventWithHint]:

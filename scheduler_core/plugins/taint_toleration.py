@@ -79,6 +79,9 @@ class TaintToleration:
     score_in_range: ClassVar[bool] = True  # final scores are in [0, 100] by construction
     # its Filter reads only the node's own columns, never the pods on it (plugins.node_local)
     node_local: ClassVar[bool] = True
+    # its Score reads the node's own columns and its NormalizeScore only the scores
+    # (plugins.node_local.scores_node_local)
+    score_node_local: ClassVar[bool] = True
     pod_blind: ClassVar[bool] = True
 
     def __init__(self, args: dict | None = None, handle: Handle | None = None, *,

@@ -253,3 +253,83 @@ def test_the_search_start_wraps_at_the_placement_size(tas):
     sched.schedule_one()
     assert sched.placement_stats.evaluated == 2
     assert sched.next_start_node_index == 37
+
+
+def _score_placement_by_hand(table, slots, pods, resources) -> int:
+    """Fit.ScorePlacement as documented: MostAllocated over the placement as one node."""
+    score = weights = 0
+    for name, weight in resources:
+        want = 0
+        for p in pods:
+            if name == "cpu":
+                want += p.spec.non_zero_cpu
+            elif name == "memory":
+                want += p.spec.non_zero_memory
+            else:
+                want += p.spec.requests.get(name, 0)
+        if name not in ("cpu", "memory") and not want:
+            continue
+        alloc_col = table.allocatable.get(name)
+        if alloc_col is None:
+            continue
+        used_col = {"cpu": table.nonzero_cpu, "memory": table.nonzero_memory}.get(
+            name, table.requested.get(name))
+        total = used = 0
+        for s in slots.tolist():
+            if alloc_col[s]:
+                total += int(alloc_col[s])
+                used += int(used_col[s]) if used_col is not None else 0
+        if not total:
+            continue
+        score += min(want + used, total) * 100 // total * weight
+        weights += weight
+    return score // weights if weights else 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_placements_scored_together_score_as_one_at_a_time(make_scheduler, seed):
+    import random
+
+    rnd = random.Random(seed)
+    gpu = "example.com/gpu"
+    ns = []
+    for r in range(4):
+        for i in range(rnd.randint(0 if r == 3 else 1, 5)):
+            b = make_node(f"r{r}-{i}").alloc(cpu=rnd.choice(["2", "4", "8"]),
+                                              memory=rnd.choice(["8Gi", "32Gi"]), pods=110)
+            if rnd.random() < 0.5:
+                b = b.alloc({gpu: rnd.choice(["0", "2", "4"])})
+            ns.append(b.label(RACK, f"r{r}").obj())
+    ns.append(make_node("other").alloc(cpu="4", memory="8Gi", pods=110).label(RACK, "r9").obj())
+    resources = [("cpu", 1), ("memory", 2), (gpu, 3)]
+    config = {"profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [
+        {"name": "NodeResourcesFit", "args": {"scoringStrategy": {
+            "type": "LeastAllocated",
+            "resources": [{"name": n, "weight": w} for n, w in resources]}}}]}]}
+    cluster, sched = make_scheduler(ns, config=config, generic_workload=True,
+                                    topology_aware=True)
+    table = cluster.table
+    for k in range(rnd.randint(0, 8)):
+        node = rnd.choice(ns).name
+        # bound by name, so also on nodes without the gpu: those count for neither side
+        cluster.add_pod(make_pod(f"filler{k}").req({
+            "cpu": rnd.choice(["100m", "1"]), "memory": "1Gi",
+            gpu: rnd.choice(["0", "1"])}).node(node).obj())
+    fit = next(p for p in sched.profiles["default-scheduler"].points["PlacementScore"]
+               if p.name == "NodeResourcesFit")
+    placements = domain_placements(table, RACK, whole_table(table))
+    empty = type(placements[0])("empty", placements[0].slots[:0], placements[0].mask & False)
+    placements.append(empty)
+    pg = group("g", 2)
+    assignments = []
+    for pl in placements:
+        pods = [make_pod(f"m{j}").req({"cpu": rnd.choice(["0", "500m"]), "memory": "1Gi",
+                                       gpu: rnd.choice(["0", "1"])}).obj()
+                for j in range(rnd.randint(0, 3))]
+        assignments.append((pl, [(p, "") for p in pods]))
+    got, status = fit.score_placements(pg, assignments)
+    assert status is None
+    want = [_score_placement_by_hand(table, pl.slots, [p for p, _ in proposed], resources)
+            for pl, proposed in assignments]
+    assert got == want
+    assert [fit.score_placement(pg, pl, proposed)[0] for pl, proposed in assignments] == want
