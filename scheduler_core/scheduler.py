@@ -131,6 +131,10 @@ class _Handle:
         return self._s.rng
 
     @property
+    def generic_workload(self) -> bool:
+        return self._s.generic_workload
+
+    @property
     def clock(self) -> Clock:
         return self._s.clock
 
@@ -179,6 +183,20 @@ class AttemptObserver(Protocol):
 
     def after_attempt(self, pod: Pod, fwk: Framework, result: ScheduleResult,
                       status: Status | None) -> None: ...
+
+
+class MemberObserver(AttemptObserver, Protocol):
+    """An attempt observer that is also told of each evaluation of a pod-group member inside
+    a group cycle (``cycle.pod_group``): ``before_member`` with the placement's name ("" for
+    every node) and the names of the nodes the evaluation may pick from (None: every node),
+    with the members tried before it in this placement assumed; ``after_member`` with its
+    result and the node it was assumed on ("" if none; then ``status`` says why)."""
+
+    def before_member(self, pod: Pod, fwk: Framework, placement: str,
+                      nodes: list[str] | None) -> None: ...
+
+    def after_member(self, pod: Pod, fwk: Framework, result: ScheduleResult, node: str,
+                     status: Status | None) -> None: ...
 
 
 class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):

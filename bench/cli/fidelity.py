@@ -1,5 +1,7 @@
 """``schedperf fidelity``: run workloads through scheduler_core in lockstep with the real
-kube-scheduler (the reference binary) and compare every scheduling attempt.
+kube-scheduler (the reference binary of the pinned release each workload needs: v1.37 for pod
+groups, ``workloads.engine.release``) and compare every scheduling attempt, and every
+evaluation of a pod-group member inside a group cycle.
 
 Same workload selection as ``schedperf run`` (``--config``, ``--label``, ``--name``), with
 ``integration-test`` as the default label: every attempt costs a full evaluation on both sides.
@@ -31,6 +33,7 @@ from bench.selection import (
     select_workloads,
 )
 from reports.render.markdown import md_escape
+from workloads.engine.release import release_for
 from workloads.fidelity.deviations import DEFAULT_DEVIATIONS, load_deviations
 from workloads.fidelity.errors import DeviationsFileError
 from workloads.fidelity.lockstep import run_lockstep
@@ -81,18 +84,22 @@ def fidelity(ctx: click.Context, configs: tuple[Path, ...], label_filter: str | 
     except DeviationsFileError as exc:
         raise BadInput(str(exc)) from None
     chosen = select_workloads(load_test_cases(configs), label_filter, name_regex)
-    try:
-        binary = ensure_built(cache=reference_cache)
-    except ReferenceSchedulerError as exc:
-        raise BadInput(str(exc)) from None
+    releases = [release_for(tc, w) for tc, w in chosen]
+    binaries = {}
+    for release in dict.fromkeys(releases):  # every release needed, before anything runs
+        try:
+            binaries[release] = ensure_built(cache=reference_cache, release=release)
+        except ReferenceSchedulerError as exc:
+            raise BadInput(str(exc)) from None
     console = output_console(stderr=fmt != "table")
-    writer = FidelityWriter(out_dir, reference_sha256=binary.sha256)
+    writer = FidelityWriter(out_dir)
     summaries: list[WorkloadSummary] = []
-    for i, (tc, w) in enumerate(chosen, 1):
+    for i, ((tc, w), release) in enumerate(zip(chosen, releases, strict=True), 1):
         console.print(f"[{i}/{len(chosen)}] {tc.name}/{w.name}", highlight=False, markup=False)
+        binary = binaries[release]
         wf = run_lockstep(tc, w, binary.path, seed=seed, timeout=timeout, every=every)
         summary, rows = summarize(wf, deviations)
-        writer.add(rows)
+        writer.add(rows, reference_sha256=binary.sha256)
         summaries.append(summary)
     if fmt == "json":
         click.echo(json.dumps([_as_json(s) for s in summaries], indent=2))

@@ -24,7 +24,8 @@ anything is decided and the loop runs as before):
   nominated pass, no nominated-node shortcut);
 - PreFilter neither rejects nor narrows the nodes, and there are no Reserve plugins (Reserve
   could change state that later members read);
-- the decisions log is off (it records one evaluation per member and placement).
+- the decisions log is off and no attempt observer is set (both follow one evaluation per
+  member and placement: the decisions log records them, ``schedperf fidelity`` compares them).
 
 What can differ is only which of equally good nodes is taken: ties are broken by the run's
 seeded generator in both, drawing in a different order (upstream draws at random too).
@@ -81,7 +82,8 @@ def evaluate_together(sched: Any, fwk: Framework, pg: PodGroup, live: list[Any],
     """Every placement's outcome, as the one-at-a-time loop would give it, with nothing left
     assumed; None when the conditions of the module docstring do not hold (nothing has been
     changed then, apart from random numbers drawn)."""
-    if (len(placements) < 2 or sched.record_cycles or not fwk.has_score_plugins
+    if (len(placements) < 2 or sched.record_cycles or sched.observer is not None
+            or not fwk.has_score_plugins
             or fwk.points["Reserve"] or sched.queue.has_nominated_pods()
             or any(q.pod.nominated_node_name for q in live)):
         return None

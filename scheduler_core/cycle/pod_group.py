@@ -187,6 +187,14 @@ class PodGroupCycle:
         state = CycleState()
         state.write(PODS_TO_ACTIVATE, {})
         record = CycleRecord(pod, q.attempts, fwk.profile_name) if self.record_cycles else None
+        observer = self.observer if hasattr(self.observer, "before_member") else None
+        if observer is not None:
+            placement = self._placement
+            if placement is None:
+                observer.before_member(pod, fwk, "", None)
+            else:
+                observer.before_member(pod, fwk, placement.name,
+                                       self.cluster.table.names_of(placement.slots))
         self._cycle_pod, self._nominated_memo = pod, None
         try:
             result: ScheduleResult = self.schedule_pod(fwk, state, pod, record)
@@ -194,6 +202,15 @@ class PodGroupCycle:
             self._cycle_pod = self._nominated_memo = None
         if record is not None:  # the decisions log: this pod's evaluation in the group
             self.cycles.append(record)
+        out = self._member_result(fwk, q, state, result, record)
+        if observer is not None:
+            observer.after_member(pod, fwk, result, out.node, out.status)
+        return out
+
+    def _member_result(self: Any, fwk: Framework, q: Any, state: CycleState,
+                       result: ScheduleResult, record: CycleRecord | None) -> MemberResult:
+        """The member assumed and reserved on the node ``result`` found, or why it has none."""
+        pod = q.pod
         node = result.suggested_host
         if not node:
             status = result.status

@@ -316,6 +316,12 @@ class Handle(Protocol):
     def rng(self) -> np.random.Generator: ...
 
     @property
+    def generic_workload(self) -> bool:
+        """The GenericWorkload gate (v1.37 only): on, plugins that changed since v1.34 in a way
+        that matters to decisions follow v1.37.2."""
+        ...
+
+    @property
     def clock(self) -> Clock: ...
 
     def framework_for(self, pod: Pod) -> Framework | None:

@@ -5,6 +5,11 @@ Args (``NodeResourcesBalancedAllocationArgs``): ``resources`` [{name, weight}], 
 memory; weights must be 1 (0 means 1) and names unique. Scores use the pod's actual requests and
 the node's real ``requested`` sums (no non-zero defaults).
 
+v1.34 scores the balance with the pod: ``int((1 - std) * 100)``. v1.37 scores how much the pod
+improves it: ``50 + (50 + with - without) // 2`` of the scores with and without the pod. The
+GenericWorkload gate exists only from v1.37, so a scheduler with it on (``Handle.
+generic_workload``) scores as v1.37 does.
+
 See docs/scheduling-model.md, "NodeResourcesBalancedAllocation".
 """
 
@@ -32,6 +37,7 @@ __all__ = ["NAME", "NodeResourcesBalancedAllocation", "parse_args"]
 
 NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
 _PRE_SCORE_KEY = "PreScore" + NAME
+_HALF = 50  # MaxNodeScore / 2
 
 
 def parse_args(args: dict | None, path: str = "") -> tuple[ResourceSpec, ...]:
@@ -59,9 +65,15 @@ class NodeResourcesBalancedAllocation:
     def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         self.resources = parse_args(args, args_path)
+        self._handle = handle
         resources = self.resources
         self._requests = SpecCache(  # per PodSpec: its requests
             lambda spec: pod_requests(spec, resources, use_requested=True))
+
+    @staticmethod
+    def _v137(handle: Handle | None) -> bool:
+        """Score as v1.37 does: the GenericWorkload gate (v1.37 only) is on."""
+        return bool(getattr(handle, "generic_workload", False))
 
     def pre_score(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> Status | None:
         reqs = self._requests(pod.spec)
@@ -79,4 +91,10 @@ class NodeResourcesBalancedAllocation:
             part = allocatable_requested(table, r.name, q, idx, True)
             if part is not None:
                 parts.append(part)
-        return balanced_scorer(parts, count(table, idx))
+        n = count(table, idx)
+        with_pod = balanced_scorer(parts, n)
+        if not self._v137(self._handle):
+            return with_pod
+        # v1.37: how much the pod improves the node's balance, from the score without it
+        without = balanced_scorer([(a, u, 0, w, p) for a, u, _, w, p in parts], n)
+        return _HALF + (_HALF + with_pod - without) // 2

@@ -91,3 +91,24 @@ def test_bad_args(args, field, problem):
 def test_weight_zero_defaults_to_one():
     p = NodeResourcesBalancedAllocation({"resources": [{"name": "cpu", "weight": 0}]})
     assert [(r.name, r.weight) for r in p.resources] == [("cpu", 1)]
+
+
+class _V137:
+    """A handle with the GenericWorkload gate on (a v1.37-only gate: v1.37 scoring)."""
+
+    generic_workload = True
+
+
+def test_v137_scores_the_improvement_of_the_balance():
+    nodes = [make_node("node1").alloc(cpu="10000m", memory="20000").obj(),
+             make_node("node2").alloc(cpu="10000m", memory="20000").obj()]
+    pods = {"node1": [make_pod("a").req(cpu="3000m", memory="0").obj()],
+            "node2": [make_pod("b").req(cpu="3000m", memory="5000").obj()]}
+    v137 = NodeResourcesBalancedAllocation(None, _V137())
+    # node1: without the pod .3 and 0 -> std .15 -> 85; with it .6 and .25 -> 82:
+    #   50 + (50 + 82 - 85) // 2 = 73 (the pod makes the balance worse)
+    # node2: without .3 and .25 -> 97; with .6 and .5 -> 95: 50 + (50 + 95 - 97) // 2 = 74
+    assert run_score(v137, V5_POD.obj(), table_of(nodes, pods)) == {"node1": 73, "node2": 74}
+    empty = table_of([make_node("n").alloc(cpu="4000m", memory="10000").obj()])
+    # from 0 and 0 (100) to .75 and .5 (87): 50 + 37 // 2 = 68
+    assert run_score(v137, V5_POD.obj(), empty) == {"n": 68}

@@ -156,3 +156,38 @@ def test_two_processes_give_the_same_answers(reference_binary):
             answers.append([c.request("evaluate", namespace="default", name="p"),
                             c.apply(make_pod("z").manifest())[0].uid])
     assert answers[0] == answers[1]
+
+
+def test_assume_and_forget_change_what_evaluate_sees_and_bind_confirms(reference):
+    """The cache's assumption of a pending pod (a pod-group cycle's earlier members): seen by
+    evaluate, undone by forget, confirmed by bind; ``nodes`` and ``member`` narrow evaluate to
+    a placement without PostFilter."""
+    reference.apply(node("n1").manifest(), node("n2").manifest(),
+                    make_pod("p1").req(cpu="3").manifest(), make_pod("p2").req(cpu="3").manifest())
+    assert reference.request("assume", namespace="default", name="p1", node="n1")[
+        "objects"][0]["action"] == "assumed"
+    seen = reference.evaluate("default", "p2")
+    assert seen.filter.feasible == ("n2",)
+    assert seen.filter.rejected["n1"].reasons == ("Insufficient cpu",)
+    with pytest.raises(ReferenceRequestError) as err:  # assumed already
+        reference.request("assume", namespace="default", name="p1", node="n2")
+    assert err.value.kind == "conflict"
+    only_n1 = reference.request("evaluate", namespace="default", name="p2", nodes=["n1"],
+                                member=True)
+    assert only_n1["nodes"] == ["n1"] and only_n1["outcome"] == "Unschedulable"
+    assert only_n1["message"].startswith("0/1 nodes are available")
+    assert only_n1.get("postFilter") is None  # a member: no PostFilter
+    with pytest.raises(ReferenceRequestError) as err:
+        reference.request("evaluate", namespace="default", name="p2", nodes=["n9"])
+    assert err.value.kind == "not_found"
+    reference.request("forget", namespace="default", name="p1")
+    assert reference.evaluate("default", "p2").filter.feasible == ("n1", "n2")
+    with pytest.raises(ReferenceRequestError) as err:  # not assumed any more
+        reference.request("forget", namespace="default", name="p1")
+    assert err.value.kind == "conflict"
+    reference.request("assume", namespace="default", name="p1", node="n1")
+    assert reference.bind("default", "p1", "n1").action == "bound"  # confirms the assumption
+    assert reference.evaluate("default", "p2").filter.feasible == ("n2",)
+    with pytest.raises(ReferenceRequestError) as err:  # bound: the cache no longer assumes it
+        reference.request("forget", namespace="default", name="p1")
+    assert err.value.kind == "conflict"

@@ -59,6 +59,9 @@ class Attempt:
     core_outcome: str
     reference_outcome: str
     differences: tuple[Difference, ...]
+    # a pod-group member's evaluation inside a group cycle: the placement it was tried in
+    # ("*" for every node); "" for a scheduling attempt of its own
+    placement: str = ""
 
 
 @dataclass
@@ -108,6 +111,8 @@ class Lockstep:
         self._ref: Evaluation | None = None
         self._diffs: list[Difference] = []
         self._nominated_before = ""
+        self._placement = ""
+        self._assumed: dict[str, str] = {}  # pod key -> node, as assumed on the reference
 
     def _nominated_pods(self) -> dict[str, Pod]:
         q = self.scheduler.queue
@@ -120,17 +125,83 @@ class Lockstep:
         self.mirror.deleted_pods.clear()
         if not self._compare:
             return
+        self._evaluate(pod, fwk, {})
+        self._nominated_before = pod.nominated_node_name
+
+    def before_member(self, pod: Pod, fwk: Framework, placement: str,
+                      nodes: list[str] | None) -> None:
+        """A pod-group member about to be evaluated in a placement (``nodes``; None: every
+        node), the members tried before it there assumed: both sides evaluate it there, as a
+        member (no PostFilter)."""
+        self.seen += 1
+        self._compare = (self.seen - 1) % self.every == 0
+        if not self._compare:
+            return
+        extra: dict[str, object] = {"member": True}
+        if nodes is not None:
+            extra["nodes"] = nodes
+        self._evaluate(pod, fwk, extra, nodes)
+        self._placement = placement or "*"
+
+    def _evaluate(self, pod: Pod, fwk: Framework, extra: dict[str, object],
+                  nodes: list[str] | None = None) -> None:
+        """Bring the reference up to date (changes, then assumptions) and have both sides
+        evaluate ``pod``."""
         try:
             due = self.mirror.requests_due()
-            due.append(("evaluate", {"namespace": pod.namespace, "name": pod.name}))
+            due.extend(self._assumptions_due())
+            due.append(("evaluate", {"namespace": pod.namespace, "name": pod.name, **extra}))
             ref = Evaluation.parse(self.client.pipeline(due)[-1])
         except ReferenceSchedulerError as exc:
             raise FidelityError(f"attempt {self.seen} (pod {pod.key}): the "
                                 f"reference could not follow: {exc}") from None
-        core = evaluate_core(self.scheduler, pod.namespace, pod.name)
+        core = evaluate_core(self.scheduler, pod.namespace, pod.name, nodes=nodes)
         self._ref = ref
         self._diffs = compare_evaluations(core, ref, self.shared.get(fwk.profile_name))
-        self._nominated_before = pod.nominated_node_name
+
+    def _assumptions_due(self) -> list[tuple[str, dict[str, object]]]:
+        """The reference's cache assumes what the core's has assumed: a pod-group cycle's
+        members, pods held at Permit. Pods bound or deleted since are settled by the mirrored
+        bind or delete."""
+        cluster = self.scheduler.cluster
+        now = {key: p.node_name for key in cluster.assumed
+               if (p := cluster.pods.get(key)) is not None}
+        out: list[tuple[str, dict[str, object]]] = []
+        for key, node in list(self._assumed.items()):
+            if now.get(key) == node:
+                continue
+            del self._assumed[key]
+            pod = cluster.pods.get(key)
+            if pod is None or (pod.node_name and key not in cluster.assumed):
+                continue  # deleted or bound: the mirrored change settles it
+            out.append(("forget", {"namespace": pod.namespace, "name": pod.name}))
+        for key, node in now.items():
+            if key not in self._assumed:
+                pod = cluster.pods[key]
+                out.append(("assume", {"namespace": pod.namespace, "name": pod.name,
+                                       "node": node}))
+                self._assumed[key] = node
+        return out
+
+    def after_member(self, pod: Pod, fwk: Framework, result: ScheduleResult, node: str,
+                     status: Status | None) -> None:
+        """The member's outcome in the placement against the reference's evaluation."""
+        if not self._compare:
+            return
+        ref = self._ref
+        assert ref is not None
+        self._ref = None
+        filtered = 0 if ref.filter is None else len(ref.filter.feasible) + len(
+            ref.filter.rejected)
+        decision = Decision(
+            node=node, examined_all=result.evaluated_nodes >= filtered,
+            message="" if node or status is None else status.message,
+            post_filter_ran=False, nominated=pod.nominated_node_name, victims=())
+        core_outcome = "Scheduled" if node else (
+            "Unschedulable" if status is not None and status.is_rejected else "Error")
+        self.attempts.append(Attempt(self.seen, pod.key, core_outcome, ref.outcome,
+                                     tuple(self._diffs + compare_decision(decision, ref)),
+                                     self._placement))
 
     def after_attempt(self, pod: Pod, fwk: Framework, result: ScheduleResult,
                       status: Status | None) -> None:

@@ -16,11 +16,12 @@ from typing import Any
 from scheduler_core.api.node import Node
 from scheduler_core.api.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from scheduler_core.api.pod import Pod
+from scheduler_core.api.podgroup import PodGroup
 from scheduler_core.api.resources import CPU
 from scheduler_core.api.selectors import LabelSelector
 from workloads.fidelity.errors import MirrorError
 
-__all__ = ["EPOCH", "manifest_of", "pod_manifest", "rfc3339"]
+__all__ = ["EPOCH", "manifest_of", "pod_manifest", "podgroup_manifest", "rfc3339"]
 
 # the core's clock starts at 0 s; the reference's logical clock at this instant
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
@@ -126,4 +127,28 @@ def manifest_of(obj: object) -> dict[str, Any]:
         return {"apiVersion": "v1", "kind": "Service",
                 "metadata": {"name": obj.name, "namespace": obj.namespace},
                 "spec": {"selector": dict(obj.selector)}}
+    if isinstance(obj, PodGroup):
+        return podgroup_manifest(obj)
     raise MirrorError(f"the reference is not sent {type(obj).__name__} objects")
+
+
+def podgroup_manifest(pg: PodGroup) -> dict[str, Any]:
+    """A PodGroup as scheduling.k8s.io/v1beta1 (the version the v1.37 reference reads): its
+    policy and topology constraint, and its parent and workload reference when set. Priority,
+    disruption mode and claims have no v1beta1 field: a group with one is refused (the core
+    reports such workloads unsupported before anything is mirrored)."""
+    if pg.priority is not None or pg.disruption_mode or pg.resource_claims:
+        raise MirrorError(f"PodGroup {pg.key}: priority, disruptionMode and resourceClaims are "
+                          "not sent to the reference (no scheduling.k8s.io/v1beta1 field)")
+    policy: dict[str, Any] = ({"gang": {"minCount": pg.policy.min_count}} if pg.policy.gang
+                              else {"basic": {}})
+    spec: dict[str, Any] = {"schedulingPolicy": policy}
+    if pg.topology_keys:
+        spec["schedulingConstraints"] = {"topology": [{"key": k} for k in pg.topology_keys]}
+    if pg.parent:
+        spec["parentCompositePodGroupName"] = pg.parent
+    if pg.workload_ref is not None:
+        spec["workloadRef"] = {"workloadName": pg.workload_ref.workload_name,
+                               "templateName": pg.workload_ref.template_name}
+    return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": pg.name, "namespace": pg.namespace}, "spec": spec}

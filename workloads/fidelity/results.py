@@ -1,11 +1,13 @@
 """``fidelity.parquet``: what a fidelity check compared and found.
 
-One row per compared attempt (``kind`` attempt: the pod, both outcomes, how many differences
-and how many of them are undocumented), one per difference (``kind`` difference: the attempt,
-stage, plugin, node, field, both values, and the known deviation that documents it, if one
-does) and one per profile difference (``kind`` profile, attempt 0). Every row carries the
-workload and the reference binary's SHA-256 and Kubernetes version. Written atomically after
-each workload, so an interrupted check keeps the finished ones.
+One row per compared attempt (``kind`` attempt: the pod, for a pod-group member's evaluation
+inside a group cycle the placement it was tried in (``*``: every node), both outcomes, how
+many differences and how many of them are undocumented), one per difference (``kind``
+difference: the attempt, stage, plugin, node, field, both values, and the known deviation
+that documents it, if one does) and one per profile difference (``kind`` profile, attempt
+0). Every row carries the workload and the SHA-256 and Kubernetes version of the reference
+binary it ran with. Written atomically after each workload, so an interrupted check keeps the
+finished ones.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ SCHEMA = pa.schema([
     ("workload", pa.string()),
     ("attempt", pa.int64()),
     ("pod", pa.string()),
+    ("placement", pa.string()),
     ("core_outcome", pa.string()),
     ("reference_outcome", pa.string()),
     ("stage", pa.string()),
@@ -102,7 +105,7 @@ def summarize(wf: WorkloadFidelity, deviations: Sequence[Deviation]
         undocumented = sum(not note(d, a.pod, a.number, "difference") for d in a.differences)
         rows.append({"kind": "attempt", "workload": wf.name, "kubernetes": wf.kubernetes,
                      "attempt": a.number,
-                     "pod": a.pod, "core_outcome": a.core_outcome,
+                     "pod": a.pod, "placement": a.placement, "core_outcome": a.core_outcome,
                      "reference_outcome": a.reference_outcome,
                      "differences": len(a.differences), "undocumented": undocumented})
         s.attempts += 1
@@ -118,14 +121,16 @@ def summarize(wf: WorkloadFidelity, deviations: Sequence[Deviation]
 class FidelityWriter:
     """Accumulates rows and rewrites ``<out>/fidelity.parquet`` after each workload."""
 
-    def __init__(self, out: Path, *, reference_sha256: str) -> None:
+    def __init__(self, out: Path) -> None:
         self.path = out / FIDELITY_FILE
-        self.extra = {"reference_sha256": reference_sha256}
         self.rows: list[dict[str, Any]] = []
 
-    def add(self, rows: Iterable[dict[str, Any]]) -> None:
+    def add(self, rows: Iterable[dict[str, Any]], *, reference_sha256: str) -> None:
+        """One workload's rows, compared with the reference binary of that SHA-256 (each
+        workload runs on the pinned release it needs)."""
         for row in rows:
-            self.rows.append({**dict.fromkeys(SCHEMA.names), **row, **self.extra})
+            self.rows.append({**dict.fromkeys(SCHEMA.names), **row,
+                              "reference_sha256": reference_sha256})
         buf = io.BytesIO()
         pq.write_table(pa.Table.from_pylist(self.rows, schema=SCHEMA), buf)
         atomic_write_bytes(self.path, buf.getvalue())

@@ -18,7 +18,7 @@ Filter runs with the nominated pass, as the scheduler's does (and the reference'
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -68,8 +68,10 @@ def _status(s: CoreStatus | None) -> Status:
 
 
 def evaluate_core(sched: Scheduler, namespace: str, name: str, *,
-                  post_filter: bool = False) -> Evaluation:
-    """The core's evaluation of the pending pod ``namespace/name`` (see the module doc)."""
+                  post_filter: bool = False, nodes: Collection[str] | None = None
+                  ) -> Evaluation:
+    """The core's evaluation of the pending pod ``namespace/name`` (see the module doc);
+    ``nodes``: only these (a placement of a pod-group cycle), in list order."""
     cluster = sched.cluster
     pod = cluster.get_pod(namespace, name)
     if pod.node_name:
@@ -77,9 +79,9 @@ def evaluate_core(sched: Scheduler, namespace: str, name: str, *,
                          "be evaluated")
     fwk = sched.profiles[pod.scheduler_name]
     table = cluster.table
-    order = table.order()
-    nodes = tuple(table.names_of(order))
-    if not nodes:  # schedulePod stops before PreFilter (ErrNoNodesAvailable)
+    order = table.order() if nodes is None else slots_in_list_order(table, nodes)
+    names = tuple(table.names_of(order))
+    if not names:  # schedulePod stops before PreFilter (ErrNoNodesAvailable)
         empty = PreFilter((), Status("Success"), None, frozenset())
         return Evaluation(pod.namespace, pod.name, fwk.profile_name, (), empty, None, None,
                           None, "Unschedulable", NO_NODES_AVAILABLE)
@@ -89,8 +91,8 @@ def evaluate_core(sched: Scheduler, namespace: str, name: str, *,
     narrowed = None if pre_res is None or pre_res.node_names is None else frozenset(
         pre_res.node_names)
     pre = PreFilter(plugins, _status(status), narrowed, frozenset(state.skip_filter))
-    diagnosis = Diagnosis(table.num_nodes)
-    base = dict(namespace=pod.namespace, name=pod.name, profile=fwk.profile_name, nodes=nodes,
+    diagnosis = Diagnosis(table.num_nodes if nodes is None else len(order))
+    base = dict(namespace=pod.namespace, name=pod.name, profile=fwk.profile_name, nodes=names,
                 pre_filter=pre)
     if status is not None:
         if not status.is_rejected:
@@ -101,6 +103,8 @@ def evaluate_core(sched: Scheduler, namespace: str, name: str, *,
     candidates = order
     if narrowed is not None:
         candidates = slots_in_list_order(table, narrowed)
+        if nodes is not None:
+            candidates = candidates[np.isin(candidates, order)]
         diagnosis.narrow(narrowing)
     try:
         flt, feasible = _filter(sched, fwk, state, pod, table, candidates, diagnosis)

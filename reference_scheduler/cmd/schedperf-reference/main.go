@@ -135,16 +135,26 @@ func (s *server) dispatch(req *protocol.Request) (any, *protocol.Error) {
 			return nil, protocol.NewError(protocol.ErrProtocol, "bind needs name and node (namespace defaults to default)")
 		}
 		return s.world.Bind(req.Namespace, req.Name, req.Node, req.StartTime)
+	case "assume":
+		if req.Name == "" || req.Node == "" {
+			return nil, protocol.NewError(protocol.ErrProtocol, "assume needs name and node (namespace defaults to default)")
+		}
+		return s.world.Assume(req.Namespace, req.Name, req.Node)
+	case "forget":
+		if req.Name == "" {
+			return nil, protocol.NewError(protocol.ErrProtocol, "forget needs name (namespace defaults to default)")
+		}
+		return s.world.Forget(req.Namespace, req.Name)
 	case "evaluate":
 		if req.Name == "" {
 			return nil, protocol.NewError(protocol.ErrProtocol, "evaluate needs name (namespace defaults to default)")
 		}
-		return evaluate.Run(s.world, req.Namespace, req.Name)
+		return evaluate.Run(s.world, req.Namespace, req.Name, evaluate.Options{Nodes: req.Nodes, Member: req.Member})
 	default:
 		if result, perr, ok := s.engineOp(req); ok {
 			return result, perr
 		}
 		return nil, &protocol.Error{Kind: protocol.ErrProtocol, Field: "op",
-			Message: fmt.Sprintf("unknown op %q (expected hello, version, config, apply, delete, bind, evaluate or engine.*)", req.Op)}
+			Message: fmt.Sprintf("unknown op %q (expected hello, version, config, apply, delete, bind, assume, forget, evaluate or engine.*)", req.Op)}
 	}
 }

@@ -24,8 +24,18 @@ import (
 	"github.com/schedperf/reference_scheduler/internal/world"
 )
 
+// Options narrow an evaluation to what a pod-group cycle evaluates for one member.
+type Options struct {
+	// Nodes, when not nil, are the only nodes considered (a placement's nodes; the snapshot's
+	// order is kept, and the node count of the FitError message is theirs).
+	Nodes []string
+	// Member: the pod is evaluated as a member of its pod group is, without PostFilter
+	// (the pod-group cycle runs none for a single member).
+	Member bool
+}
+
 // Run evaluates the pending pod namespace/name.
-func Run(w *world.World, namespace, name string) (*protocol.Evaluation, *protocol.Error) {
+func Run(w *world.World, namespace, name string, opts Options) (*protocol.Evaluation, *protocol.Error) {
 	if namespace == "" {
 		namespace = "default"
 	}
@@ -48,8 +58,31 @@ func Run(w *world.World, namespace, name string) (*protocol.Evaluation, *protoco
 	if err != nil {
 		return nil, protocol.NewError(protocol.ErrInternal, err.Error())
 	}
-	c := &cycle{ctx: w.Context(), fw: fw, probes: probes, pod: pod.DeepCopy(), all: all, snap: snap}
+	if opts.Nodes != nil {
+		all, perr = placementNodes(all, opts.Nodes)
+		if perr != nil {
+			return nil, perr
+		}
+	}
+	c := &cycle{ctx: w.Context(), fw: fw, probes: probes, pod: pod.DeepCopy(), all: all, snap: snap, member: opts.Member}
 	return c.run(), nil
+}
+
+// placementNodes keeps the nodes named, in the snapshot's order; a name of no node is an
+// error.
+func placementNodes(all []fwk.NodeInfo, names []string) ([]fwk.NodeInfo, *protocol.Error) {
+	wanted := sets.New(names...)
+	out := make([]fwk.NodeInfo, 0, len(names))
+	for _, n := range all {
+		if wanted.Has(n.Node().Name) {
+			out = append(out, n)
+			wanted.Delete(n.Node().Name)
+		}
+	}
+	if wanted.Len() > 0 {
+		return nil, protocol.NewError(protocol.ErrNotFound, fmt.Sprintf("evaluate: nodes not found: %v", sets.List(wanted)))
+	}
+	return out, nil
 }
 
 type cycle struct {
@@ -59,6 +92,7 @@ type cycle struct {
 	pod    *v1.Pod
 	all    []fwk.NodeInfo
 	snap   world.SharedLister
+	member bool // a pod-group member: no PostFilter
 	out    protocol.Evaluation
 }
 

@@ -16,7 +16,7 @@ import (
 func (c *cycle) postFilter(state fwk.CycleState, diagnosis *framework.Diagnosis) {
 	c.out.Outcome = "Unschedulable"
 	fitErr := &framework.FitError{Pod: c.pod, NumAllNodes: len(c.all), Diagnosis: *diagnosis}
-	if !c.fw.HasPostFilterPlugins() {
+	if c.member || !c.fw.HasPostFilterPlugins() {
 		c.out.Message = fitErr.Error()
 		return
 	}

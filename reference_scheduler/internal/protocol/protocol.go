@@ -23,7 +23,9 @@ type Request struct {
 	Name         string            `json:"name,omitempty"`
 	Node         string            `json:"node,omitempty"`
 	StartTime    string            `json:"startTime,omitempty"`
-	Args         json.RawMessage   `json:"args,omitempty"` // the arguments of an engine.* op
+	Nodes        []string          `json:"nodes,omitempty"`  // evaluate: only these nodes (a placement)
+	Member       bool              `json:"member,omitempty"` // evaluate: a pod-group member (no PostFilter)
+	Args         json.RawMessage   `json:"args,omitempty"`   // the arguments of an engine.* op
 }
 
 // ObjectRef names one object, for delete.

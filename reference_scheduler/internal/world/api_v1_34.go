@@ -10,6 +10,7 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
@@ -53,3 +54,6 @@ func probeOptions(framework.Framework) []frameworkruntime.Option { return nil }
 
 // probeHandle is the handle a probe plugin instance gets (v1.34: the framework's own).
 func probeHandle(_ string, h Handle) Handle { return h }
+
+// releasePoints: v1.34 has no extension points beyond the pod's.
+func releasePoints(*config.Plugins) map[string]config.PluginSet { return nil }

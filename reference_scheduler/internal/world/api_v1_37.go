@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
@@ -72,3 +73,11 @@ func probeHandle(plugin string, h Handle) Handle {
 type renamedProfile struct{ Handle }
 
 func (r renamedProfile) ProfileName() string { return r.Handle.ProfileName() + "-probe" }
+
+// releasePoints: the extension points of pod groups v1.37 adds (placements, group preemption).
+func releasePoints(pl *config.Plugins) map[string]config.PluginSet {
+	return map[string]config.PluginSet{
+		"PlacementGenerate": pl.PlacementGenerate, "PlacementScore": pl.PlacementScore,
+		"PodGroupPostFilter": pl.PodGroupPostFilter,
+	}
+}

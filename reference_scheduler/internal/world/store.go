@@ -339,6 +339,9 @@ func (w *World) syncPod(idx cache.Indexer, old, new *v1.Pod) *protocol.Error {
 	if err != nil {
 		return protocol.NewError(protocol.ErrInternal, err.Error())
 	}
+	if err := w.settleAssumed(old, new); err != nil {
+		return protocol.NewError(protocol.ErrInternal, err.Error())
+	}
 	assigned := func(p *v1.Pod) bool { return p != nil && p.Spec.NodeName != "" }
 	queued := func(p *v1.Pod) bool {
 		return p != nil && p.Spec.NodeName == "" && w.sched.Profiles.HandlesSchedulerName(p.Spec.SchedulerName)

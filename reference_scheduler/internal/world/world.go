@@ -38,6 +38,7 @@ type World struct {
 	probes   map[string]*Probes
 	gates    map[string]bool
 	clock    *logicalClock
+	assumed  map[string]*v1.Pod // namespace/name -> the pod as assumed in the cache (Assume)
 }
 
 // New returns an unconfigured world; Configure (or the first write) builds the scheduler.
@@ -125,6 +126,9 @@ func describe(cfg *config.KubeSchedulerConfiguration, sched *scheduler.Scheduler
 			"Filter": pl.Filter, "PostFilter": pl.PostFilter, "PreScore": pl.PreScore,
 			"Score": pl.Score, "Reserve": pl.Reserve, "Permit": pl.Permit, "PreBind": pl.PreBind,
 			"Bind": pl.Bind, "PostBind": pl.PostBind,
+		}
+		for point, set := range releasePoints(pl) {
+			points[point] = set
 		}
 		p := protocol.Profile{SchedulerName: prof.SchedulerName,
 			PercentageOfNodesToScore: fw.PercentageOfNodesToScore(),
