@@ -22,7 +22,7 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 # Whether parse_pod_spec keeps the manifest's ``spec`` mapping in ``PodSpec.source`` (off:
 # a run keeps no manifest alive). The fidelity check turns it on to send the very spec the
 # core parsed to the reference scheduler
-# (docs/fidelity.md, "The lockstep check against kube-scheduler v1.34").
+# (docs/fidelity.md, "The lockstep check against kube-scheduler").
 _RETAIN_SOURCES = [False]
 
 
