@@ -553,7 +553,7 @@ class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
             if nomination is None:
                 # a nil PostFilterResult is kube's ModeNoop: the pod keeps its nomination
                 nomination = PostFilterResult(pod.nominated_node_name)
-            if pf_status.reasons and not pf_status.is_success:
+            if pf_status.reasons:  # upstream keeps the message of any PostFilter status
                 diagnosis.post_filter_msg = pf_status.message
         status = Status(Code.UNSCHEDULABLE, (fit_error.message,))
         return ScheduleResult(status=status, diagnosis=diagnosis, nominating_info=nomination)

@@ -278,6 +278,10 @@ class DefaultPreemption:
             self._prepare_candidate_async(best, pod)
         else:
             self._prepare_candidate(best, pod)
+        if getattr(h, "generic_workload", False):  # v1.37 (the gate exists from v1.37 on)
+            return PostFilterResult(best.node), Status(Code.SUCCESS, (
+                f"found a potential placement for pod on node {best.node}, preempting "
+                f"{len(best.victims.pods)} victims",))
         return PostFilterResult(best.node), Status(Code.SUCCESS)
 
     # ------------------------------------------------------------------ steps

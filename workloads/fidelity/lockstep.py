@@ -145,11 +145,12 @@ class Lockstep:
 
     def _evaluate(self, pod: Pod, fwk: Framework, extra: dict[str, object],
                   nodes: list[str] | None = None) -> None:
-        """Bring the reference up to date (changes, then assumptions) and have both sides
-        evaluate ``pod``."""
+        """Bring the reference up to date (assumptions undone, changes, assumptions made) and
+        have both sides evaluate ``pod``."""
         try:
-            due = self.mirror.requests_due()
-            due.extend(self._assumptions_due())
+            due = self._forgets_due()
+            due.extend(self.mirror.requests_due())
+            due.extend(self._assumes_due())
             due.append(("evaluate", {"namespace": pod.namespace, "name": pod.name, **extra}))
             ref = Evaluation.parse(self.client.pipeline(due)[-1])
         except ReferenceSchedulerError as exc:
@@ -159,28 +160,34 @@ class Lockstep:
         self._ref = ref
         self._diffs = compare_evaluations(core, ref, self.shared.get(fwk.profile_name))
 
-    def _assumptions_due(self) -> list[tuple[str, dict[str, object]]]:
-        """The reference's cache assumes what the core's has assumed: a pod-group cycle's
-        members, pods held at Permit. Pods bound or deleted since are settled by the mirrored
-        bind or delete."""
+    def _forgets_due(self) -> list[tuple[str, dict[str, object]]]:
+        """The reference's cache forgets the pods the core no longer assumes where it
+        assumed them: released, bound (the mirrored bind then adds them afresh, so each
+        node's pods keep the core's order, which breaks ties between equal victims), or
+        deleted."""
         cluster = self.scheduler.cluster
-        now = {key: p.node_name for key in cluster.assumed
-               if (p := cluster.pods.get(key)) is not None}
         out: list[tuple[str, dict[str, object]]] = []
         for key, node in list(self._assumed.items()):
-            if now.get(key) == node:
+            pod = cluster.pods.get(key)
+            if pod is not None and key in cluster.assumed and pod.node_name == node:
                 continue
             del self._assumed[key]
+            ns, name = key.split("/", 1)
+            out.append(("forget", {"namespace": ns, "name": name}))
+        return out
+
+    def _assumes_due(self) -> list[tuple[str, dict[str, object]]]:
+        """The reference's cache assumes what the core's has assumed and it has not yet: a
+        pod-group cycle's members, pods held at Permit."""
+        cluster = self.scheduler.cluster
+        out: list[tuple[str, dict[str, object]]] = []
+        for key in cluster.assumed:
             pod = cluster.pods.get(key)
-            if pod is None or (pod.node_name and key not in cluster.assumed):
-                continue  # deleted or bound: the mirrored change settles it
-            out.append(("forget", {"namespace": pod.namespace, "name": pod.name}))
-        for key, node in now.items():
-            if key not in self._assumed:
-                pod = cluster.pods[key]
-                out.append(("assume", {"namespace": pod.namespace, "name": pod.name,
-                                       "node": node}))
-                self._assumed[key] = node
+            if pod is None or key in self._assumed:
+                continue
+            out.append(("assume", {"namespace": pod.namespace, "name": pod.name,
+                                   "node": pod.node_name}))
+            self._assumed[key] = pod.node_name
         return out
 
     def after_member(self, pod: Pod, fwk: Framework, result: ScheduleResult, node: str,
