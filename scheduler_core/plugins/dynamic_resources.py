@@ -10,9 +10,11 @@ pod here has no claim, and the plugin does what upstream's does for such a pod:
   Filter never runs);
 - PostFilter runs first among the PostFilter plugins and answers Unschedulable with the reason
   ``no new claims to deallocate``, which the framework adds before DefaultPreemption's reasons
-  in the failure message. When its PreFilter did not run in the cycle (an earlier PreFilter
-  plugin rejected the pod as UnschedulableAndUnresolvable), the state is missing and the
-  answer is an Error ``not found``, which ends PostFilter before preemption runs.
+  in the failure message (v1.37 gives no reason: so does the core with the GenericWorkload
+  gate on, which exists only from v1.37). When its PreFilter did not run in the cycle (an
+  earlier PreFilter plugin rejected the pod as UnschedulableAndUnresolvable), the state is
+  missing and the answer is an Error ``not found``, which ends PostFilter before preemption
+  runs.
 
 Reserve, PreBind and PreEnqueue do nothing for a pod without claims and are not modelled.
 See docs/scheduling-model.md, "DynamicResources".
@@ -28,6 +30,7 @@ from scheduler_core.framework.interface import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    Code,
     CycleState,
     Handle,
     PostFilterResult,
@@ -56,6 +59,7 @@ class DynamicResources:
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None, *,
                  args_path: str = "") -> None:
         no_args(args, args_path, NAME)
+        self._handle = handle
 
     def pre_filter(self, state: CycleState, pod: Pod, table: NodeTable
                    ) -> tuple[PreFilterResult | None, Status | None]:
@@ -69,6 +73,8 @@ class DynamicResources:
                     ) -> tuple[PostFilterResult | None, Status]:
         if state.get(_STATE_KEY) is None:
             return None, Status.error(STATE_MISSING)
+        if getattr(self._handle, "generic_workload", False):  # v1.37: no reason given
+            return None, Status(Code.UNSCHEDULABLE)
         return None, Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -71,3 +71,23 @@ def test_a_v134_balanced_allocation_is_caught_in_a_pod_group_workload(
     (s,) = summaries
     assert {(d["stage"], d["plugin"]) for d in s["disagreements"]} >= {
         ("Score", "NodeResourcesBalancedAllocation")}
+
+
+def test_generated_gang_scenarios_agree_with_v137(reference_binary_v137, tmp_path):
+    """`schedperf generate` scenarios with gangs (tag pod-groups:gang) against v1.37.2: four
+    seeds whose gang groups carry other features (anti-affinity, spreading, priorities)."""
+    from workloads.generator import generate
+
+    seeds = [s for s in range(40) if "pod-groups:gang" in generate(s, 1).scenarios[0].tags]
+    assert len(seeds) >= 4
+    out = tmp_path / "generated"
+    for seed in seeds[:4]:
+        folder = out / str(seed)
+        for path, text in generate(seed, 1).files.items():
+            (folder / path).parent.mkdir(parents=True, exist_ok=True)
+            (folder / path).write_text(text)
+    args = [a for seed in seeds[:4] for a in ("--config", str(out / str(seed)))]
+    code, summaries = _fidelity(reference_binary_v137, tmp_path, "--label", "generated", *args)
+    assert code == 0, summaries
+    assert len(summaries) == 4 and all(s["status"] == "compared" for s in summaries)
+    assert sum(s["attempts"] for s in summaries) > 50

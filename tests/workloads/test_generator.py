@@ -248,6 +248,9 @@ EVIDENCE: dict[str, Callable[[Scenario], bool]] = {
     "ungate:updateAny": lambda sc: bool(_ops(sc, "updateAny")),
     "never-schedulable": lambda sc: any(op.get("namespace") == "never-fits"
                                         for op in _ops(sc, "createPods")),
+    "pod-groups:gang": lambda sc: bool(_ops(sc, "createPodGroups")) and any(
+        "schedulingGroup" in s for s in _specs(sc))
+    and sc["tc"].get("featureGates") == {"GenericWorkload": True},
     "profiles:1": lambda sc: len(_sched(sc)["profiles"]) == 1,
     "profiles:2": lambda sc: len(_sched(sc)["profiles"]) == 2,
     "scoring:LeastAllocated": lambda sc: "LeastAllocated" in _strategies(sc),

@@ -35,6 +35,11 @@ sizes the pod groups conservatively:
   exactly, then high-priority preemptors (at most one per two pool nodes) evict some; no
   other group counts on the pool's capacity.
 
+A group may be scheduled as gangs (tag ``pod-groups:gang``, the GenericWorkload gate on):
+PodGroups of 2-4 pods, each needing all of them (minCount), created before the pods, the
+group's count cut to whole gangs. The choice comes from a random stream of its own
+(``groups._choose_gang``), so scenarios without gangs are unchanged by it.
+
 Pods that are never meant to schedule (scheduling-gated, or larger than every node) live in
 their own namespaces, are waited for with ``barrier stageRequirement: Attempted`` and are left
 out of every Scheduled barrier.

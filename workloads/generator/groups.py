@@ -3,6 +3,8 @@ spreading, priorities, profiles, gates; and the comment line describing each gro
 
 from __future__ import annotations
 
+import random
+
 from workloads.generator.draft import Draft
 from workloads.generator.model import (
     GPU,
@@ -37,6 +39,18 @@ def choose_groups(d: Draft) -> None:
     d.never_fits = r.randint(1, 4) if d.chance(0.3) else 0
     if d.never_fits:
         d.tag("never-schedulable")
+    _choose_gang(d)
+
+
+def _choose_gang(d: Draft) -> None:
+    """Maybe one group (not gated: gated pods never complete a gang) scheduled as gangs of 2-4
+    pods (GenericWorkload). Drawn from a stream of its own, so scenarios without gangs are
+    what they were before gangs existed."""
+    r = random.Random(f"pod-groups:{d.seed}:{d.index}")
+    candidates = [g for g in d.groups if not g.gated]
+    if candidates and r.random() < 0.3:
+        r.choice(candidates).gang = r.choice((2, 3, 4))
+        d.tag("pod-groups:gang")
 
 
 def _choose_group(d: Draft, k: int) -> Group:
@@ -153,6 +167,8 @@ def describe_group(g: Group) -> str:
                        (g.image != PAUSE, f"image {g.image}")):
         if flag:
             parts.append(text)
+    if g.gang:
+        parts.append(f"pod groups of {g.gang} (gang, minCount {g.gang})")
     if g.relaxed:
         parts.append(f"relaxed to fit: {', '.join(g.relaxed)}")
     return f"group {g.name}: " + "; ".join(parts)

@@ -94,6 +94,9 @@ def pod_manifest(d: Draft, g: Group, *, named: bool = False,
         spec["terminationGracePeriodSeconds"] = 0
     if gates:
         spec["schedulingGates"] = [{"name": GATE}]
+    if g.gang:  # pods 0..gang-1 in PodGroup <group>-gang-0, and so on
+        spec["schedulingGroup"] = {
+            "podGroupName": f"{g.name}-gang-{{{{ DivideInt .Index {g.gang} }}}}"}
     zone_names = [f"zone-{z}" for z in g.sel_zones]
     if g.selection == "selector-zone":
         spec["nodeSelector"] = {ZONE_KEY: zone_names[0]}

@@ -71,7 +71,7 @@ FEATURES = (
     "minDomains", "spread:nodeTaintsPolicy", "spread:nodeAffinityPolicy", "priorities",
     "globalDefault", "preemptionPolicy:Never", "preemption", "churn:create", "churn:recreate",
     "deletePods", "deletePods:rate", "scheduling-gates", "ungate:updateAny",
-    "never-schedulable", "profiles:1", "profiles:2", "scoring:LeastAllocated",
+    "never-schedulable", "pod-groups:gang", "profiles:1", "profiles:2", "scoring:LeastAllocated",
     "scoring:MostAllocated", "scoring:RequestedToCapacityRatio", "percentageOfNodesToScore",
     "barrier:Scheduled", "barrier:all-namespaces", "barrier:Attempted", "skipWaitToCompletion",
     "collectMetrics", "startCollectingMetrics", "metricsCollectorConfig",
@@ -184,6 +184,7 @@ class Group:
     cap: int = 10**9  # largest safe count
     relaxed: list[str] = field(default_factory=list)  # choices size_groups had to drop
     mode: str = "sync"  # sync | async
+    gang: int = 0  # pods per PodGroup (gang policy, minCount all of them); 0: no pod groups
 
     @property
     def eff_cpu(self) -> int:

@@ -140,6 +140,10 @@ def _group_ops(d: Draft) -> None:
     r = d.rng
     order = list(d.groups)
     r.shuffle(order)
+    for g in order:  # whole gangs only: a partial one would never reach its minCount
+        if g.gang:
+            g.gang = min(g.gang, g.count)
+            g.count -= g.count % g.gang
     use_window = d.chance(0.35)
     measured = None if use_window else _measured_group(d, order)
     for g in order:
@@ -209,6 +213,10 @@ def _create_group_pods(d: Draft, g: Group, measured: Group | None) -> str:
     ops = d.ops
     param = f"pods{g.name.upper()}"
     d.params[param] = g.count
+    if g.gang:
+        ops.append({"opcode": "createPodGroups", "count": g.count // g.gang,
+                    "namespace": g.namespace,
+                    "templatePath": d.template(f"podgroup-{g.name}", dump(_pod_group(g)))})
     named = g.gated and g.ungate
     op: dict[str, Any] = {"opcode": "createPods", "countParam": f"${param}",
                           "namespace": g.namespace,
@@ -236,6 +244,13 @@ def _create_group_pods(d: Draft, g: Group, measured: Group | None) -> str:
         ops.append(update)
         return "pending"
     return "pending" if g.mode == "async" else "done"
+
+
+def _pod_group(g: Group) -> dict[str, Any]:
+    """The PodGroup template of a gang group: ``<group>-gang-<Index>``, all its pods needed."""
+    return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": f"{g.name}-gang-{{{{ .Index }}}}"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": g.gang}}}}
 
 
 def _barrier(d: Draft, namespaces: list[str], stuck: bool) -> None:

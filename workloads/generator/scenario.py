@@ -62,6 +62,8 @@ def build_scenario(seed: int, index: int) -> tuple[str, dict[str, str], Scenario
 def _test_case(d: Draft) -> tuple[str, dict[str, str], ScenarioInfo]:
     """The finished scenario: its test case after the comment recording every choice."""
     tc: dict[str, Any] = {"name": d.name}
+    if any(g.gang for g in d.groups):
+        tc["featureGates"] = {"GenericWorkload": True}
     if d.profile_config is not None:
         tc["schedulerConfigPath"] = d.template("scheduler-config", dump(d.profile_config))
     if d.chance(0.2):
