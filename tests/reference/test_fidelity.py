@@ -99,3 +99,12 @@ def test_a_bad_deviations_file_is_bad_input(reference_binary, tmp_path):
     result, _ = fidelity(reference_binary, tmp_path, "--deviations", str(bad))
     assert result.exit_code == 2
     assert "deviations[0].stage" in result.output
+
+
+def test_a_workload_that_times_out_is_an_error_not_an_agreement(reference_binary, tmp_path):
+    """A check that stops part way has not compared the workload: exit 2, the reason says
+    how many attempts were compared before it."""
+    result, _ = fidelity(reference_binary, tmp_path, "--label", "", "--name",
+                         "^PreemptionWithPDBs/20Nodes$", "--timeout-per-workload", "0.01")
+    assert result.exit_code == 2, result.output
+    assert "attempts before it were compared" in result.output

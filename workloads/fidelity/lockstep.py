@@ -36,7 +36,7 @@ from workloads.reference.client import ReferenceClient
 from workloads.reference.core import evaluate_core
 from workloads.reference.errors import ReferenceRequestError, ReferenceSchedulerError
 from workloads.reference.model import ConfigInfo, Evaluation
-from workloads.result import STATUS_FAILED, STATUS_UNSUPPORTED, WorkloadResult
+from workloads.result import STATUS_FAILED, STATUS_TIMEOUT, STATUS_UNSUPPORTED, WorkloadResult
 from workloads.runner.execution import execute
 from workloads.runner.options import RunOptions
 from workloads.runner.run import Run
@@ -304,4 +304,7 @@ def run_lockstep(tc: TestCase, workload: Workload, binary: Path, *, seed: int = 
             out.unsupported = result.reason or "unsupported"
         elif result.status == STATUS_FAILED:
             out.error = result.reason or "the workload failed"
+        elif result.status == STATUS_TIMEOUT:  # the check did not reach the end
+            out.error = (f"{result.reason or 'the workload timed out'}: only the "
+                         f"{len(out.attempts)} attempts before it were compared")
     return out
