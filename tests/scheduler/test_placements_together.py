@@ -18,8 +18,7 @@ from scheduler_core.api.pod import Pod
 from scheduler_core.api.podgroup import PodGroup
 from scheduler_core.cycle import placement as placement_cycle
 from tests.builders import make_node, make_pod
-
-RACK = "topology.kubernetes.io/rack"
+from tests.scheduler.test_topology_placement import RACK, group
 
 
 class FirstTie:
@@ -31,16 +30,6 @@ class FirstTie:
             return np.zeros(size, dtype=np.int64)
         shape = np.shape(low if high is None else high)
         return np.zeros(shape, dtype=np.int64) if shape else 0
-
-
-def group(name: str, min_count: int | None, key: str | None = RACK) -> PodGroup:
-    policy = {"gang": {"minCount": min_count}} if min_count is not None else {"basic": {}}
-    spec: dict[str, Any] = {"schedulingPolicy": policy}
-    if key is not None:
-        spec["schedulingConstraints"] = {"topology": [{"key": key}]}
-    return PodGroup.from_manifest({
-        "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": "default"}, "spec": spec})
 
 
 def scenario(seed: int) -> tuple[list[Any], list[Any], list[PodGroup], list[Any]]:

@@ -190,16 +190,22 @@ class Lockstep:
             self._assumed[key] = pod.node_name
         return out
 
-    def after_member(self, pod: Pod, fwk: Framework, result: ScheduleResult, node: str,
-                     status: Status | None) -> None:
-        """The member's outcome in the placement against the reference's evaluation."""
-        if not self._compare:
-            return
+    def _take_reference(self) -> tuple[Evaluation, int]:
+        """The reference's evaluation of the attempt being finished (cleared), and how many
+        nodes its Filter judged."""
         ref = self._ref
         assert ref is not None
         self._ref = None
         filtered = 0 if ref.filter is None else len(ref.filter.feasible) + len(
             ref.filter.rejected)
+        return ref, filtered
+
+    def after_member(self, pod: Pod, fwk: Framework, result: ScheduleResult, node: str,
+                     status: Status | None) -> None:
+        """The member's outcome in the placement against the reference's evaluation."""
+        if not self._compare:
+            return
+        ref, filtered = self._take_reference()
         decision = Decision(
             node=node, examined_all=result.evaluated_nodes >= filtered,
             message="" if node or status is None else status.message,
@@ -214,13 +220,9 @@ class Lockstep:
                       status: Status | None) -> None:
         if not self._compare:
             return
-        ref = self._ref
-        assert ref is not None
-        self._ref = None
+        ref, filtered = self._take_reference()
         placed = status is None or status.code == Code.WAIT
         node = result.suggested_host if placed else ""
-        filtered = 0 if ref.filter is None else len(ref.filter.feasible) + len(
-            ref.filter.rejected)
         fast_path = bool(self._nominated_before) and node == self._nominated_before and \
             result.evaluated_nodes == 1
         ran_post_filter = (not placed and status is not None and status.is_rejected
