@@ -9,7 +9,15 @@ import subprocess
 import pytest
 
 from tests.builders import make_pod
-from tests.reference.cases import bound, fit_cluster, node, preemption_cluster
+from tests.reference.cases import (
+    HOST,
+    Manifest,
+    bound,
+    evaluate_both,
+    fit_cluster,
+    node,
+    preemption_cluster,
+)
 from workloads.reference import ReferenceClient, ReferenceRequestError
 
 
@@ -191,3 +199,32 @@ def test_assume_and_forget_change_what_evaluate_sees_and_bind_confirms(reference
     with pytest.raises(ReferenceRequestError) as err:  # bound: the cache no longer assumes it
         reference.request("forget", namespace="default", name="p1")
     assert err.value.kind == "conflict"
+
+
+def _spread_pod(policy_key: str) -> Manifest:
+    """Pod ``p`` spread one per host with NodeTaintsPolicy Honor, under the key ``policy_key``."""
+    m = make_pod("p").req(cpu="100m").label("foo", "bar").manifest()
+    m["spec"]["topologySpreadConstraints"] = [{
+        "maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"foo": "bar"}}, policy_key: "Honor"}]
+    return m
+
+
+@pytest.mark.parametrize("policy_key", ["nodeTaintsPolicy", "NodeTaintsPolicy"])
+def test_manifest_field_names_match_case_insensitively_as_scheduler_perf_reads_them(
+        reference, policy_key):
+    """scheduler_perf reads templates with Go's encoding/json (upstream's
+    pod-with-node-inclusion-policy.yaml writes ``NodeTaintsPolicy:``); the strict API decoder
+    alone would refuse the key. Honoured on both sides: the tainted host t2 leaves the spread's
+    domains, so n1 (one matching pod) is feasible; were the key dropped, t2's empty domain would
+    make n1's skew 2."""
+    objects = [node("n1").manifest(), node("t2").taint("k", "v", "NoSchedule").manifest(),
+               bound("b", "n1", "100m", labels={"foo": "bar"}), _spread_pod(policy_key)]
+    ref, core = evaluate_both(reference, objects, "p")
+    assert ref.filter.feasible == core.filter.feasible == ("n1",)
+    with pytest.raises(ReferenceRequestError) as err:  # unknown in any case: still refused
+        bad = _spread_pod("nodeTaintsPolicyy")
+        bad["metadata"]["name"] = "q"
+        reference.apply(bad)
+    assert err.value.kind == "invalid_object"
+    assert err.value.field.endswith("nodeTaintsPolicyy")

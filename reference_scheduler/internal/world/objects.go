@@ -1,6 +1,7 @@
 package world
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"encoding/json"
 	"fmt"
@@ -86,6 +87,11 @@ func (c *logicalClock) tick() metav1.Time {
 func decode(raw json.RawMessage, index int) (runtime.Object, kindInfo, *protocol.Error) {
 	where := fmt.Sprintf("objects[%d]", index)
 	obj, gvk, err := strict.Decode(raw, nil, nil)
+	if _, isStrict := runtime.AsStrictDecodingError(err); isStrict {
+		if folded, ok := decodeFolded(raw, gvk); ok {
+			obj, err = folded, nil
+		}
+	}
 	if err != nil && runtime.IsNotRegisteredError(err) {
 		// a kind this build's Kubernetes does not have (PodGroup before v1.37)
 		return nil, kindInfo{}, &protocol.Error{Kind: protocol.ErrUnsupported, Field: where + ".kind",
@@ -117,6 +123,28 @@ func decode(raw json.RawMessage, index int) (runtime.Object, kindInfo, *protocol
 			Message: where + ".metadata.name: required (generateName is not supported)"}
 	}
 	return obj, info, nil
+}
+
+// decodeFolded decodes raw as scheduler_perf reads its object templates (sigs.k8s.io/yaml's
+// UnmarshalStrict into the typed object: encoding/json, so field names match case-insensitively,
+// and unknown fields are refused). The strict API decoder matches names exactly, so a template
+// key such as "NodeAffinityPolicy" (upstream's templates/pod-with-node-inclusion-policy.yaml) is
+// unknown to it though scheduler_perf accepts it. ok is false when Go's JSON refuses raw too;
+// the strict decoder's error, which names every field, is then the one reported.
+func decodeFolded(raw json.RawMessage, gvk *schema.GroupVersionKind) (runtime.Object, bool) {
+	if gvk == nil {
+		return nil, false
+	}
+	obj, err := scheme.Scheme.New(*gvk)
+	if err != nil {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if dec.Decode(obj) != nil || dec.More() {
+		return nil, false
+	}
+	return obj, true
 }
 
 // deterministicUID: a version 5 style UUID of the object's identity and write number.
