@@ -31,6 +31,7 @@ from scheduler_core.cycle.pod_group import GroupStats, PodGroupCycle
 from scheduler_core.cycle.result import CycleRecord, ScheduleResult
 from scheduler_core.cycle.schedule_pod import SchedulePod
 from scheduler_core.errors import UnknownSchedulerError
+from scheduler_core.extender import ExtenderError, Extenders
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.interface import (
     PODS_TO_ACTIVATE,
@@ -224,8 +225,11 @@ class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
         record_cycles: bool = False,
         generic_workload: bool = False,
         topology_aware: bool = False,
+        extenders: Extenders | None = None,
     ) -> None:
         self.cluster = cluster
+        # HTTP extenders (scheduler_core.extender; empty: none), called by the cycle
+        self.extenders = extenders if extenders is not None else Extenders()
         self.generic_workload = generic_workload
         self.topology_aware = topology_aware
         self.placement_stats = PlacementStats()
@@ -615,7 +619,11 @@ class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
                        ) -> Status | None:
         status = fwk.run_pre_bind(state, pod, node)
         if status is None:
-            status = fwk.run_bind(state, pod, node)
+            binder = self.extenders.binder_for(pod) if self.extenders else None
+            if binder is None:
+                status = fwk.run_bind(state, pod, node)
+            else:
+                status = self._extender_bind(binder, state, pod, node)
         if status is not None:
             fwk.run_unreserve(state, pod, node)
             if pod.key in self.cluster.assumed:
@@ -626,6 +634,19 @@ class Scheduler(SchedulePod, PodGroupCycle, PlacementCycle):
             pod.nominated_node_name = ""
         self.queue.delete_nominated_pod(pod)
         self._activate(state, clear=False)  # the end of a successful binding cycle
+        return None
+
+    def _extender_bind(self, binder: Any, state: CycleState, pod: Pod, node: str
+                       ) -> Status | None:
+        """kube's extendersBinding: the extender binds the pod instead of the Bind plugins.
+        A real extender then writes the Binding to the API server; here the fake cluster
+        binds the pod once the extender answered without error."""
+        recorder = self.recorder if state.record_plugin_metrics else None
+        try:
+            self.extenders.bind(binder, pod, node, recorder)
+        except ExtenderError as exc:
+            return Status.error(str(exc))
+        self.cluster.bind(pod, node)
         return None
 
     def _activate(self, state: CycleState, *, clear: bool) -> None:

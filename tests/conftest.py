@@ -30,6 +30,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from scheduler_core.cluster.store import Cluster
+from scheduler_core.extender import Extenders
 from scheduler_core.framework.config import (
     SchedulerConfig,
     build_frameworks,
@@ -56,6 +57,8 @@ def make_scheduler() -> Callable[..., tuple[Cluster, Scheduler]]:
         for n in nodes:
             cluster.add_node(n)
         cfg = parse_config(config) if config is not None else SchedulerConfig()
+        if cfg.extenders and "extenders" not in kw:
+            kw["extenders"] = Extenders(cfg.extenders)
         gw = bool(kw.get("generic_workload", False))
         ta = bool(kw.get("topology_aware", False))
         sched = Scheduler(cluster, lambda h: build_frameworks(cfg, h, generic_workload=gw,

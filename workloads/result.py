@@ -87,6 +87,8 @@ class WorkloadResult:
     unschedulable_pods: int = 0
     ignored_pods: int = 0  # unknown schedulerName
     extra: dict[str, float] = field(default_factory=dict)
+    # what the run went on without and says so (an ignorable extender's failures)
+    warnings: list[str] = field(default_factory=list)
     # failure message -> pods left unscheduled with it when the workload ended
     unschedulable_reasons: dict[str, int] = field(default_factory=dict)
     # per collection window (its Name label): (seconds since the window opened, pods bound in

@@ -46,7 +46,7 @@ __all__ = ["FORMATS", "RunSummary", "render", "summary_document", "summary_rows"
 
 FORMATS = ("table", "json", "csv")
 CSV_COLUMNS = ("workload", "round", "status", "pods_per_s", "attempts_per_pod", "wall_seconds",
-               "reason", "engine", "cpu_ms_per_pod")
+               "reason", "engine", "cpu_ms_per_pod", "warnings")
 _STATUS_STYLE = {STATUS_OK: "green", STATUS_THRESHOLD_MISSED: "yellow", STATUS_FAILED: "red",
                  STATUS_TIMEOUT: "red"}
 _FILE_KINDS = (("dataitems", "DataItems JSON"), ("progress", ".dat progress"),
@@ -80,6 +80,7 @@ def summary_rows(summary: RunSummary) -> list[dict[str, Any]]:
             "attempts_per_pod": (r.attempts / r.scheduled_pods
                                  if r.scheduled_pods and r.engine == ENGINE_CORE else None),
             "wall_seconds": r.wall_seconds, "reason": r.reason, "engine": engine_label(r),
+            "warnings": list(r.warnings),
             "cpu_ms_per_pod": cpu_ms_per_pod(r),
         })
     return rows
@@ -106,6 +107,7 @@ def _csv(summary: RunSummary) -> str:
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in summary_rows(summary):
+        row["warnings"] = "; ".join(row["warnings"])
         writer.writerow({k: "" if v is None else v for k, v in row.items()})
     return buf.getvalue()
 
@@ -190,11 +192,14 @@ def render(summary: RunSummary, fmt: str, *, out: Console, err: Console) -> None
             _print_wide(out, comparison_table(compared))
     notes = out if fmt == "table" else err
     for round_no, r in summary.results:
+        where = r.name if summary.repeat == 1 else f"{r.name} #{round_no}"
+        if r.engine != ENGINE_CORE:
+            where += f" ({engine_label(r)})"
         if r.status != STATUS_OK and r.reason:
-            where = r.name if summary.repeat == 1 else f"{r.name} #{round_no}"
-            if r.engine != ENGINE_CORE:
-                where += f" ({engine_label(r)})"
             notes.print(Text.assemble((where, "bold"), f": {r.status}: {r.reason}"),
+                        highlight=False, soft_wrap=True)
+        for warning in r.warnings:
+            notes.print(Text.assemble((where, "bold"), f": warning: {warning}"),
                         highlight=False, soft_wrap=True)
     if summary.results or any(summary.files.values()):
         notes.print(footer(summary), highlight=False, soft_wrap=True, markup=False)

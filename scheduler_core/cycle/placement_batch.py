@@ -25,7 +25,8 @@ anything is decided and the loop runs as before):
 - PreFilter neither rejects nor narrows the nodes, and there are no Reserve plugins (Reserve
   could change state that later members read);
 - the decisions log is off and no attempt observer is set (both follow one evaluation per
-  member and placement: the decisions log records them, ``schedperf fidelity`` compares them).
+  member and placement: the decisions log records them, ``schedperf fidelity`` compares them);
+- there are no HTTP extenders (called per member and placement, as upstream does).
 
 What can differ is only which of equally good nodes is taken: ties are broken by the run's
 seeded generator in both, drawing in a different order (upstream draws at random too).
@@ -83,7 +84,7 @@ def evaluate_together(sched: Any, fwk: Framework, pg: PodGroup, live: list[Any],
     assumed; None when the conditions of the module docstring do not hold (nothing has been
     changed then, apart from random numbers drawn)."""
     if (len(placements) < 2 or sched.record_cycles or sched.observer is not None
-            or not fwk.has_score_plugins
+            or not fwk.has_score_plugins or sched.extenders
             or fwk.points["Reserve"] or sched.queue.has_nominated_pods()
             or any(q.pod.nominated_node_name for q in live)):
         return None

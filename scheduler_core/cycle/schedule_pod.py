@@ -3,9 +3,10 @@ the Scheduler::
 
     schedule_pod                          schedulePod: no nodes / find / score / select
     ├── _find_nodes_that_fit              findNodesThatFitPod: PreFilter, the nominated node
-    │   └── _find_nodes_that_pass_filters findNodesThatPassFilters: Filter, nominated pass
-    │       └── diagnose                  NodeToStatus, only when no node passed
-    ├── _prioritize_nodes                 prioritizeNodes: PreScore, Score
+    │   ├── _find_nodes_that_pass_filters findNodesThatPassFilters: Filter, nominated pass
+    │   │   └── diagnose                  NodeToStatus, only when no node passed
+    │   └── _pass_extenders               findNodesThatPassExtenders: HTTP extenders' filter
+    ├── _prioritize_nodes                 prioritizeNodes: PreScore, Score, extenders' scores
     └── _select_host                      selectHost
 
 The Scheduler's ``_scheduling_cycle`` (schedulingCycle) calls ``schedule_pod``, then PostFilter
@@ -26,6 +27,7 @@ import numpy as np
 from scheduler_core.cycle.diagnose import NominatedRejections, diagnose
 from scheduler_core.cycle.nominated import NominatedPass
 from scheduler_core.cycle.result import CycleRecord, FeasibleNodes, ScheduleResult
+from scheduler_core.extender import EXTENDER_NAME, ExtenderError, Extenders
 from scheduler_core.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
 from scheduler_core.framework.interface import CycleState, FilterError, Status
 from scheduler_core.framework.runtime import ScoreBreakdown
@@ -69,6 +71,11 @@ class SchedulePod(NominatedPass):
 
     rng: np.random.Generator
     next_start_node_index: int
+    extenders: Extenders  # the scheduler's HTTP extenders (empty: none)
+    # the filter search's rejected nodes, kept for the diagnosis when extenders may still
+    # reject every node that passed: (failed parts, nominated pass)
+    _undiagnosed: tuple[list[tuple[np.ndarray, np.ndarray]], NominatedRejections | None] | \
+        None = None
     # the pod-group cycle's current placement (None: every node), as upstream's
     # Snapshot.AssumePlacement: only the node candidates are restricted to it, plugins still
     # see the whole table
@@ -124,7 +131,15 @@ class SchedulePod(NominatedPass):
                 if placement is not None and slot is not None and not placement.mask[slot]:
                     slot = None  # outside the placement (GetNodeInPlacement fails)
                 if slot is not None and self.filter_one_node(fwk, state, pod, slot) is None:
-                    return np.asarray([slot], dtype=np.int64), diagnosis, 1, None
+                    nominated = np.asarray([slot], dtype=np.int64)
+                    if self.extenders:  # evaluateNominatedNode: an error there is only logged
+                        try:
+                            nominated, _ = self._pass_extenders(state, pod, diagnosis,
+                                                                nominated)
+                        except ExtenderError:
+                            nominated = nominated[:0]
+                    if len(nominated):
+                        return nominated, diagnosis, 1, None
             if pre_res is not None and pre_res.node_names is not None:
                 candidates, identity = slots_in_list_order(table, pre_res.node_names), False
                 if placement is not None:
@@ -136,9 +151,43 @@ class SchedulePod(NominatedPass):
                 candidates, identity = table.order(), table.order_is_identity
             feasible, evaluated = self._find_nodes_that_pass_filters(
                 fwk, state, pod, diagnosis, candidates, identity, record)
+            if self.extenders and len(feasible):
+                try:
+                    feasible, narrowed = self._pass_extenders(state, pod, diagnosis, feasible)
+                except ExtenderError as exc:
+                    return np.zeros(0, dtype=np.int64), diagnosis, 0, Status.error(str(exc))
+                if narrowed:
+                    diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+                if not len(feasible) and self._undiagnosed is not None:
+                    failed_parts, pass1 = self._undiagnosed
+                    extender_rejected = (diagnosis.slots, diagnosis.statuses)
+                    diagnose(fwk, state, pod, table, diagnosis, failed_parts, pass1)
+                    diagnosis.add_rejections(*extender_rejected)
         except FilterError as exc:  # a Filter plugin failed: the cycle ends with its error
             return np.zeros(0, dtype=np.int64), diagnosis, 0, exc.status
+        finally:
+            self._undiagnosed = None
         return feasible, diagnosis, evaluated, None
+
+    def _pass_extenders(self, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                        feasible: np.ndarray) -> tuple[np.ndarray, bool]:
+        """kube's findNodesThatPassExtenders: the feasible slots the extenders keep (in their
+        order) and whether they narrowed them; the nodes they failed are recorded in
+        ``diagnosis`` with the extender's message (before any Filter rejection is). Raises
+        ExtenderError when a non-ignorable extender fails."""
+        table = self.cluster.table
+        nodes = [table.node(int(s)) for s in feasible]
+        recorder = self.recorder if state.record_plugin_metrics else None
+        kept, failed, narrowed = self.extenders.filter(pod, nodes, recorder)
+        slot_of = table.slot_of
+        if failed:
+            known = [(slot_of[name], msg, unresolvable)
+                     for name, (msg, unresolvable) in failed.items() if name in slot_of]
+            diagnosis.add_rejections(
+                np.asarray([k[0] for k in known], dtype=np.int64),
+                [Status.unresolvable(msg) if unresolvable else Status.unschedulable(msg)
+                 for _, msg, unresolvable in known])
+        return np.asarray([slot_of[n.name] for n in kept], dtype=np.int64), narrowed
 
     def _find_nodes_that_pass_filters(
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
@@ -152,8 +201,9 @@ class SchedulePod(NominatedPass):
         those; when none passed, ``diagnose`` records why each examined node failed."""
         table = self.cluster.table
         m = len(cand)
+        ext = self.extenders
         k = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, m) \
-            if fwk.has_score_plugins else 1
+            if fwk.has_score_plugins or ext.has_filters or ext.has_prioritizers else 1
         if m == 0:
             return np.zeros(0, dtype=np.int64), 0
         start = self.next_start_node_index % m
@@ -218,6 +268,8 @@ class SchedulePod(NominatedPass):
                     else np.concatenate(feasible_parts))
         if len(feasible) == 0 and failed_parts:
             diagnose(fwk, state, pod, table, diagnosis, failed_parts, pass1)
+        elif ext.has_filters and failed_parts:  # extenders may still reject every node left
+            self._undiagnosed = (failed_parts, pass1)
         return feasible, processed
 
     # ------------------------------------------------------------------ scoring
@@ -227,18 +279,31 @@ class SchedulePod(NominatedPass):
         """kube's prioritizeNodes: each feasible node's weighted total score (PreScore, Score,
         NormalizeScore; all 1 without Score plugins), or the status of a plugin that failed."""
         n = len(feasible)
-        if not fwk.has_score_plugins:
+        ext = self.extenders
+        if not fwk.has_score_plugins and not ext:
             return np.ones(n, dtype=np.int64), None
         table = self.cluster.table
-        idx = _as_run(table, feasible, n)
-        status = fwk.run_pre_score(state, pod, table, idx)
-        if status is not None:
-            return _NO_SCORES, status
-        breakdown: list[ScoreBreakdown] | None = [] if record is not None else None
-        total, status = fwk.run_score(state, pod, table, idx, n, breakdown=breakdown)
-        if record is not None and breakdown is not None and status is None:
-            record.scores = breakdown
-        return total, status
+        if fwk.has_score_plugins:
+            idx = _as_run(table, feasible, n)
+            status = fwk.run_pre_score(state, pod, table, idx)
+            if status is not None:
+                return _NO_SCORES, status
+            breakdown: list[ScoreBreakdown] | None = [] if record is not None else None
+            total, status = fwk.run_score(state, pod, table, idx, n, breakdown=breakdown)
+            if status is not None:
+                return total, status
+            if record is not None and breakdown is not None:
+                record.scores = breakdown
+        else:
+            total = np.zeros(n, dtype=np.int64)
+        if ext.has_prioritizers:
+            nodes = [table.node(int(s)) for s in feasible]
+            recorder = self.recorder if state.record_plugin_metrics else None
+            extra = ext.prioritize(pod, nodes, recorder)
+            if extra:
+                total = total + np.fromiter((extra.get(nd.name, 0) for nd in nodes),
+                                            dtype=np.int64, count=n)
+        return total, None
 
     def _select_host(self, feasible: np.ndarray, total: np.ndarray, record: CycleRecord | None
                      ) -> int:

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from scheduler_core.errors import ConfigError, UnsupportedConfigError
+from scheduler_core.extender.config import ExtenderConfig, ignored_by_scheduler, parse_extenders
 from scheduler_core.framework.interface import Handle
 from scheduler_core.framework.runtime import EXTENSION_POINTS, Framework, implements
 from scheduler_core.inputfile import (
@@ -29,6 +30,7 @@ from scheduler_core.inputfile import (
     expanded_size,
     read_text,
 )
+from scheduler_core.plugins.names import NODE_RESOURCES_FIT
 
 __all__ = [
     "API_VERSION",
@@ -84,12 +86,12 @@ _POINT_KEYS = {
     "postBind": "PostBind", "placementGenerate": "PlacementGenerate",
     "placementScore": "PlacementScore",
 }
-_TOP_KEYS = ("apiVersion", "kind", "profiles", "percentageOfNodesToScore",
+_TOP_KEYS = ("apiVersion", "kind", "profiles", "percentageOfNodesToScore", "extenders",
              "percentageOfPlacementsToScore",
              "podInitialBackoffSeconds", "podMaxBackoffSeconds", "pluginRegistry", "parallelism")
 _TOP_IGNORED = ("leaderElection", "clientConnection", "healthzBindAddress",
                 "metricsBindAddress", "enableProfiling", "enableContentionProfiling",
-                "extenders", "delayCacheUntilActive", "featureGates")
+                "delayCacheUntilActive", "featureGates")
 MAX_WEIGHT = (2**63 - 1) // 100
 # upstream in-tree plugins of workload-aware scheduling that the core does not have: a
 # profile enabling one is unsupported (UnsupportedConfigError), not bad input
@@ -135,6 +137,8 @@ class SchedulerConfig:
     pod_initial_backoff_seconds: float = 1.0
     pod_max_backoff_seconds: float = 10.0
     plugin_registry: dict[str, str] = field(default_factory=dict)
+    # HTTP extenders (scheduler_core.extender), in the configured order
+    extenders: list[ExtenderConfig] = field(default_factory=list)
     source: str | None = None
 
 
@@ -170,9 +174,6 @@ def parse_config(data: Any, *, source: str | None = None) -> SchedulerConfig:
     if not isinstance(data, dict):
         raise err("", "expected a KubeSchedulerConfiguration mapping")
     _check_keys(data, "", _TOP_KEYS + _TOP_IGNORED, err)
-    if data.get("extenders"):  # a run would measure a scheduler without them, saying nothing
-        raise err("extenders", "scheduler extenders (HTTP webhooks) are not supported by "
-                  "scheduler_core yet; remove the section or leave it empty")
     api = data.get("apiVersion", API_VERSION)
     if api != API_VERSION:
         raise err("apiVersion", f'unsupported apiVersion "{api}" (expected "{API_VERSION}")')
@@ -217,6 +218,13 @@ def parse_config(data: Any, *, source: str | None = None) -> SchedulerConfig:
                       f'duplicate schedulerName "{prof.scheduler_name}" '
                       f"(already used by {names[prof.scheduler_name]})")
         names[prof.scheduler_name] = prof.path
+    cfg.extenders = parse_extenders(data.get("extenders"), err)
+    ignored = ignored_by_scheduler(cfg.extenders)
+    if ignored:  # upstream replaces every profile's NodeResourcesFitArgs.ignoredResources
+        for prof in cfg.profiles:
+            args = dict(prof.plugin_args.get(NODE_RESOURCES_FIT) or {})
+            args["ignoredResources"] = list(ignored)
+            prof.plugin_args[NODE_RESOURCES_FIT] = args
     return cfg
 
 

@@ -68,6 +68,14 @@ class Diagnosis:
         for s in statuses:
             self.add_plugin_status(s)
 
+    def add_rejections(self, slots: np.ndarray, statuses: list[Status]) -> None:
+        """Also rejected: ``slots[i]`` with ``statuses[i]`` (the nodes an extender failed)."""
+        base = len(self.statuses)
+        self.slots = np.concatenate((self.slots, slots.astype(np.int64)))
+        self.status_index = np.concatenate(
+            (self.status_index, np.arange(base, base + len(statuses), dtype=np.int64)))
+        self.statuses = [*self.statuses, *statuses]
+
     def add_plugin_status(self, status: Status) -> None:
         """Note the plugin that gave a rejecting ``status`` (kube's AddPluginStatus): in
         ``pending_plugins`` when Pending, else in ``unschedulable_plugins``."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_core.errors import ConfigError
+from scheduler_core.errors import ConfigError, UnsupportedConfigError
 from scheduler_core.framework.config import build_frameworks, load_config, parse_config
 
 API = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
@@ -175,9 +175,34 @@ BAD = [
      "pluginRegistry.X: expected \"module.path:ClassName\""),
     ("unimportable-registry", {"pluginRegistry": {"X": "no_such_module_xyz:Cls"}},
      'pluginRegistry.X: cannot import "no_such_module_xyz:Cls"'),
-    ("extenders-not-modelled", {"extenders": [{"urlPrefix": "http://127.0.0.1:1/x",
-                                                "filterVerb": "filter"}]},
-     "extenders: scheduler extenders (HTTP webhooks) are not supported by scheduler_core yet"),
+    ("extender-without-url", {"extenders": [{"filterVerb": "filter"}]},
+     "extenders[0].urlPrefix: required"),
+    ("extender-unknown-field", {"extenders": [{"urlPrefix": "http://x", "filterverb": "f"}]},
+     "extenders[0].filterverb: unknown field"),
+    ("prioritizer-without-weight", {"extenders": [{"urlPrefix": "http://x",
+                                                   "prioritizeVerb": "p"}]},
+     "extenders[0].weight: 0: must have a positive weight applied to it"),
+    ("two-binders", {"extenders": [{"urlPrefix": "http://a", "bindVerb": "b"},
+                                   {"urlPrefix": "http://b", "bindVerb": "b"}]},
+     "extenders: found 2 extenders implementing bind: only one extender can implement bind"),
+    ("native-managed-resource", {"extenders": [{"urlPrefix": "http://x", "managedResources": [
+        {"name": "cpu"}]}]},
+     'extenders[0].managedResources[0].name: "cpu": is an invalid extended resource name'),
+    ("kubernetes-io-managed-resource", {"extenders": [{"urlPrefix": "http://x",
+                                                       "managedResources": [
+                                                           {"name": "kubernetes.io/x"}]}]},
+     "is an invalid extended resource name"),
+    ("duplicate-managed-resource", {"extenders": [
+        {"urlPrefix": "http://a", "managedResources": [{"name": "example.com/gpu"}]},
+        {"urlPrefix": "http://b", "managedResources": [{"name": "example.com/gpu"}]}]},
+     'extenders[1].managedResources[0].name: "example.com/gpu": duplicate extender managed '
+     "resource name"),
+    ("bad-http-timeout", {"extenders": [{"urlPrefix": "http://x", "httpTimeout": "5 s"}]},
+     'extenders[0].httpTimeout: time: unknown unit " s" in duration "5 s"'),
+    ("numeric-http-timeout", {"extenders": [{"urlPrefix": "http://x", "httpTimeout": 5}]},
+     'extenders[0].httpTimeout: expected a duration such as "5s", got 5'),
+    ("extenders-not-a-list", {"extenders": {"urlPrefix": "http://x"}},
+     "extenders: expected a list of extenders"),
     ("backoff-order", {"podInitialBackoffSeconds": 5, "podMaxBackoffSeconds": 2},
      "podMaxBackoffSeconds: must be greater than or equal to podInitialBackoffSeconds"),
 ]
@@ -193,6 +218,34 @@ def test_config_errors_name_the_field(config, message):
 
 def test_an_empty_extenders_list_is_accepted():
     build({"extenders": []})
+
+
+def test_extenders_are_parsed_with_upstream_defaults():
+    cfg = parse_config({"extenders": [
+        {"urlPrefix": "http://x/", "filterVerb": "filter", "prioritizeVerb": "prio",
+         "weight": 3, "nodeCacheCapable": True, "ignorable": True, "httpTimeout": "1m30s",
+         "managedResources": [{"name": "example.com/gpu", "ignoredByScheduler": True},
+                              {"name": "example.com/fpga"}]},
+        {"urlPrefix": "https://y", "bindVerb": "bind", "enableHTTPS": True,
+         "httpTimeout": "0s"}]})
+    first, second = cfg.extenders
+    assert (first.filter_verb, first.prioritize_verb, first.weight) == ("filter", "prio", 3)
+    assert first.node_cache_capable and first.ignorable and first.http_timeout == 90.0
+    assert second.http_timeout == 5.0  # 0 or absent: DefaultExtenderTimeout
+    assert second.bind_verb == "bind" and second.enable_https
+    # ignoredByScheduler resources become every profile's NodeResourcesFit ignoredResources
+    assert cfg.profiles[0].plugin_args["NodeResourcesFit"]["ignoredResources"] == [
+        "example.com/gpu"]
+
+
+@pytest.mark.parametrize(("extender", "field"), [
+    ({"urlPrefix": "http://x", "preemptVerb": "preempt"}, "extenders[0].preemptVerb"),
+    ({"urlPrefix": "https://x", "tlsConfig": {"caData": "AAAA"}}, "extenders[0].tlsConfig.caData"),
+])
+def test_extender_fields_the_core_does_not_model_are_unsupported(extender, field):
+    with pytest.raises(UnsupportedConfigError) as exc:
+        parse_config({"extenders": [extender]})
+    assert exc.value.field == field
 
 
 def test_config_error_names_the_file(tmp_path: Path):

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypeVar
 
+from scheduler_core.api.duration import MAX_DURATION_NS, parse_go_duration, parse_go_duration_ns
 from scheduler_core.inputfile import InputFileError, check_file
 from workloads.config.errors import ConfigFileError
 from workloads.config.yaml_lines import LineDict, LineList, plain
@@ -40,7 +39,6 @@ __all__ = [
 K = TypeVar("K")
 V = TypeVar("V")
 
-MAX_DURATION_NS = (1 << 63) - 1
 
 
 class FrozenDict(Mapping[K, V]):
@@ -76,66 +74,6 @@ class FrozenDict(Mapping[K, V]):
 
 
 EMPTY: FrozenDict[Any, Any] = FrozenDict()
-
-# --------------------------------------------------------------------------- Go durations
-
-_UNIT_NS = {
-    "ns": 1,
-    "us": 1_000,
-    "\u00b5s": 1_000,  # micro sign
-    "\u03bcs": 1_000,  # Greek mu
-    "ms": 1_000_000,
-    "s": 1_000_000_000,
-    "m": 60 * 1_000_000_000,
-    "h": 3600 * 1_000_000_000,
-}
-_NUMBER = re.compile(r"([0-9]*)(?:\.([0-9]*))?")
-_UNIT = re.compile(r"[^0-9.]*")
-
-
-def parse_go_duration_ns(text: str) -> int:
-    """Go's ``time.ParseDuration``: ``"1h2m3.5s"``, ``"500ms"``, ``"-1.5h"``, ``"0"`` -> ns.
-
-    Raises ValueError with Go's wording (``time: invalid duration "x"``,
-    ``time: missing unit in duration "1"``, ``time: unknown unit "d" in duration "1d"``).
-    """
-    orig = text
-    s = text
-    negative = False
-    if s[:1] in ("-", "+"):
-        negative = s[0] == "-"
-        s = s[1:]
-    if s == "0":
-        return 0
-    if not s:
-        raise ValueError(f'time: invalid duration "{orig}"')
-    total = Fraction(0)
-    while s:
-        m = _NUMBER.match(s)
-        whole, frac = m.group(1), m.group(2)
-        if not whole and not frac:
-            raise ValueError(f'time: invalid duration "{orig}"')
-        s = s[m.end():]
-        unit = _UNIT.match(s).group(0)
-        s = s[len(unit):]
-        if not unit:
-            raise ValueError(f'time: missing unit in duration "{orig}"')
-        if unit not in _UNIT_NS:
-            raise ValueError(f'time: unknown unit "{unit}" in duration "{orig}"')
-        value = Fraction(int(whole or "0"))
-        if frac:
-            value += Fraction(int(frac), 10 ** len(frac))
-        total += value * _UNIT_NS[unit]
-    ns = int(total)
-    if ns > MAX_DURATION_NS + (1 if negative else 0):
-        raise ValueError(f'time: invalid duration "{orig}"')
-    return -ns if negative else ns
-
-
-def parse_go_duration(text: str) -> float:
-    """Go's ``time.ParseDuration`` in seconds: ``"10s"`` -> 10.0, ``"1m30s"`` -> 90.0."""
-    return parse_go_duration_ns(text) / 1e9
-
 
 # --------------------------------------------------------------------------- issues and scope
 

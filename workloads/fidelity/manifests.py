@@ -10,30 +10,19 @@ strategies changed their labels or allocatable).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scheduler_core.api.node import Node
 from scheduler_core.api.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from scheduler_core.api.pod import Pod
 from scheduler_core.api.podgroup import PodGroup
-from scheduler_core.api.resources import CPU
 from scheduler_core.api.selectors import LabelSelector
+from scheduler_core.api.to_manifest import EPOCH, node_manifest, rfc3339
+from scheduler_core.api.to_manifest import pod_manifest as core_pod_manifest
 from workloads.fidelity.errors import MirrorError
 
-__all__ = ["EPOCH", "manifest_of", "pod_manifest", "podgroup_manifest", "rfc3339"]
-
-# the core's clock starts at 0 s; the reference's logical clock at this instant
-EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
-
-
-def rfc3339(seconds: float) -> str:
-    """Core clock seconds as an RFC 3339 time (microseconds kept: ties stay ties)."""
-    return (EPOCH + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
-
-
-def _quantity(name: str, value: int) -> str:
-    return f"{value}m" if name == CPU else str(value)
+__all__ = ["EPOCH", "manifest_of", "node_manifest", "pod_manifest", "podgroup_manifest",
+           "rfc3339"]
 
 
 def _selector(sel: LabelSelector | None) -> dict[str, Any] | None:
@@ -44,55 +33,12 @@ def _selector(sel: LabelSelector | None) -> dict[str, Any] | None:
         for r in sel.requirements]}
 
 
-def node_manifest(node: Node) -> dict[str, Any]:
-    alloc = {k: _quantity(k, v) for k, v in node.allocatable.items()}
-    spec: dict[str, Any] = {}
-    if node.taints:
-        spec["taints"] = [{"key": t.key, "value": t.value, "effect": t.effect}
-                          for t in node.taints]
-    if node.unschedulable:
-        spec["unschedulable"] = True
-    status: dict[str, Any] = {"capacity": alloc, "allocatable": alloc}
-    if node.images:
-        status["images"] = [{"names": list(i.names), "sizeBytes": i.size_bytes}
-                            for i in node.images]
-    meta: dict[str, Any] = {"name": node.name, "labels": dict(node.labels)}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": spec,
-            "status": status}
-
-
 def pod_manifest(pod: Pod) -> dict[str, Any]:
-    source = pod.spec.source
-    if source is None:
+    """The pod as the reference is sent it: the very spec the core parsed (required)."""
+    if pod.spec.source is None:
         raise MirrorError(f"pod {pod.key}: its spec was parsed without keeping its manifest "
                           "(retain_spec_sources was off)")
-    spec = dict(source)
-    if pod.node_name:
-        spec["nodeName"] = pod.node_name
-    else:
-        spec.pop("nodeName", None)
-    meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace,
-                            "labels": dict(pod.labels)}
-    if pod.annotations:
-        meta["annotations"] = dict(pod.annotations)
-    if pod.owner_references:
-        meta["ownerReferences"] = [
-            {"apiVersion": "v1", "kind": kind, "name": name, "uid": f"owner-{kind}-{name}"}
-            for kind, name in pod.owner_references]
-    if pod.deletion_timestamp is not None:
-        meta["deletionTimestamp"] = rfc3339(pod.deletion_timestamp)
-    status: dict[str, Any] = {}
-    if pod.nominated_node_name:
-        status["nominatedNodeName"] = pod.nominated_node_name
-    if pod.start_time is not None:
-        status["startTime"] = rfc3339(pod.start_time)
-    if pod.preempted:
-        status["conditions"] = [{"type": "DisruptionTarget", "status": "True",
-                                 "reason": "PreemptionByScheduler"}]
-    out: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-    if status:
-        out["status"] = status
-    return out
+    return core_pod_manifest(pod)
 
 
 def manifest_of(obj: object) -> dict[str, Any]:

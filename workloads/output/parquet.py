@@ -127,6 +127,8 @@ _EXTRA_METRICS: list[tuple[str, str, Any]] = [
     ("ignored_pods", "pods", lambda r: r.ignored_pods),
 ]
 STATUS_METRIC = "workload_status"
+# the HTTP extenders' counts and times (workloads.runner.extenders), one row each
+EXTENDER_METRIC_PREFIX = "extender["
 
 # A run is a sequence of (round, result) or plain results (round 1).
 Results = Iterable[WorkloadResult | tuple[int, WorkloadResult]]
@@ -183,6 +185,11 @@ def result_rows(results: Results, env: Mapping[str, Any], *, run_id: str,
             rows.append({**base, "metric": metric, "bucket": "Value",
                          "value": None if value is None else float(value), "unit": unit,
                          "item_labels": None})
+        for key, value in sorted(r.extra.items()):
+            if key.startswith(EXTENDER_METRIC_PREFIX):  # per extender and verb
+                unit = "s" if key.endswith("seconds") else "calls"
+                rows.append({**base, "metric": key, "bucket": "Value", "value": float(value),
+                             "unit": unit, "item_labels": None})
         rows.append({**base, "metric": STATUS_METRIC, "bucket": r.status,
                      "value": 1.0 if r.status == STATUS_OK else 0.0, "unit": "",
                      "item_labels": None})

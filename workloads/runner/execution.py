@@ -97,11 +97,14 @@ def execute(test_case: TestCase, workload: Workload, options: RunOptions | None 
     result.ignored_feature_gates = run.gates.ignored
     if options.at_start is not None:
         options.at_start(run)
-    status, reason = _run_ops(run)
-    window = run.windows.current
-    if window is not None:  # a window left open by an error or the timeout: keep its data
-        run.close_window(window.op_index, check_threshold=False)
-    run.result(result)
+    try:
+        status, reason = _run_ops(run)
+        window = run.windows.current
+        if window is not None:  # a window left open by an error or the timeout: keep its data
+            run.close_window(window.op_index, check_threshold=False)
+        run.result(result)
+    finally:
+        run.close()
     if status == STATUS_OK and run.errors:
         status, reason = STATUS_FAILED, "; ".join(run.errors)
     if status == STATUS_OK and run.windows.threshold_errors:

@@ -36,6 +36,8 @@ def run_until(run: Run, done: Callable[[], bool] | None, *, until: float | None 
     wait exceeds WAIT_LIMIT seconds on the run's clock, like upstream's 10-minute poll
     timeout; RunTimeout when the wall-clock budget is spent.
     """
+    if run.extenders is not None:
+        run.extenders.flush()  # built-in node caches see the nodes before any cycle
     tl = run.timeline
     now, heap = tl.now, tl.heap
     sched = run.scheduler

@@ -27,6 +27,7 @@ from workloads.ops.registry import PREPARE, RUN
 from workloads.result import WorkloadResult
 from workloads.runner.clocks import POD_CREATE_COST, RunTimeout, Timeline, WallBudget
 from workloads.runner.decisions import DecisionLog
+from workloads.runner.extenders import RunExtenders
 from workloads.runner.gates import FeatureGates
 from workloads.runner.loop import run_until, throttled
 from workloads.runner.metrics import RunRecorder
@@ -74,10 +75,15 @@ class Run:
         self.api.pod_groups = self.gates.generic_workload
         self.api.topology_aware = self.gates.topology_aware
         self.decisions = DecisionLog() if options.record_decisions else None
+        self.extenders: RunExtenders | None = None
         try:
             self.scheduler = self._build_scheduler()
         except UnsupportedConfigError as exc:
+            self.close()
             raise UnsupportedWorkload(f"scheduler config: {exc}") from None
+        except BaseException:
+            self.close()
+            raise
         self.pods = PodBook()
         self.windows = Windows(test_case, workload, options, recorder=self.recorder,
                                scheduler=self.scheduler, pods=self.pods)
@@ -97,6 +103,8 @@ class Run:
 
         generic_workload = self.gates.generic_workload
         topology_aware = self.gates.topology_aware
+        if cfg.extenders:
+            self.extenders = RunExtenders(cfg.extenders, self.cluster)
 
         def profiles(handle: Any) -> Any:
             frameworks = build_frameworks(cfg, handle, generic_workload=generic_workload,
@@ -111,7 +119,13 @@ class Run:
             pod_initial_backoff=cfg.pod_initial_backoff_seconds,
             pod_max_backoff=cfg.pod_max_backoff_seconds,
             record_cycles=self.options.record_decisions, generic_workload=generic_workload,
-            topology_aware=topology_aware)
+            topology_aware=topology_aware,
+            extenders=self.extenders.extenders if self.extenders is not None else None)
+
+    def close(self) -> None:
+        """Stop what the run started beside the scheduler (built-in extender servers)."""
+        if self.extenders is not None:
+            self.extenders.close()
 
     # ------------------------------------------------------------------ what bench.measure reads
     @property
@@ -276,6 +290,8 @@ class Run:
 
     # ------------------------------------------------------------------ the whole workload
     def prepare(self) -> None:
+        if self.extenders is not None:
+            self.extenders.start()
         for i, op in enumerate(self.ops):
             prep = PREPARE.get(type(op))
             if prep is None:
@@ -350,4 +366,7 @@ class Run:
 
     def result(self, base: WorkloadResult) -> WorkloadResult:
         """``base`` filled with what the run placed and measured."""
-        return fill_result(self, base)
+        fill_result(self, base)
+        if self.extenders is not None:
+            self.extenders.fill(base)
+        return base

@@ -1,0 +1,5 @@
+import sys
+
+from workloads.extender_server.server import main
+
+sys.exit(main())
