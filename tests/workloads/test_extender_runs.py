@@ -93,8 +93,8 @@ def test_an_unknown_built_in_mode_is_bad_input(tmp_path):
 @pytest.mark.parametrize("size", ["60Nodes"])
 def test_extension_cost_cases_place_pods_alike_where_every_node_is_examined(tmp_path, size):
     """Below 100 nodes every node is examined, so the in-process TierGate plugin (vectorised
-    and per node) and the HTTP extender (with and without a node cache) see the same
-    candidates and must place every pod on the same node."""
+    and per node), the WebAssembly guest (batched and per node) and the HTTP extender (with
+    and without a node cache) see the same candidates and must place every pod alike."""
     res = CliRunner().invoke(cli, ["run", "--label", "integration-test", "--name",
                                    f"^ExtensionCost.*/{size}$", "--out", str(tmp_path / "out")],
                              catch_exceptions=False)
@@ -102,7 +102,7 @@ def test_extension_cost_cases_place_pods_alike_where_every_node_is_examined(tmp_
     df = pl.read_parquet(tmp_path / "out" / "placements.parquet")
     by_case = {tc: d.sort("pod")["node"].to_list()
                for (tc,), d in df.group_by(["test_case"])}
-    assert len(by_case) >= 4
+    assert len(by_case) == 6
     first = next(iter(by_case.values()))
     assert all(nodes == first for nodes in by_case.values())
     assert all(int(n.rsplit("-", 1)[1]) % 5 != 2 for n in first)  # never an excluded node
