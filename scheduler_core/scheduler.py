@@ -139,6 +139,11 @@ class _Handle:
     def clock(self) -> Clock:
         return self._s.clock
 
+    @property
+    def extenders(self) -> Extenders:
+        """The scheduler's HTTP extenders (preemption asks those with a preempt verb)."""
+        return self._s.extenders
+
     def framework_for(self, pod: Pod) -> Framework | None:
         return self._s.profiles.get(pod.scheduler_name)
 

@@ -12,6 +12,9 @@ ignorable ones moved to the tail) and does what schedule_one.go does with them:
   gives no score (upstream ignores prioritize errors, ignorable or not), counted.
 * ``binder_for`` (extendersBinding): the binding extender interested in the pod binds it
   instead of the Bind plugins.
+* ``process_preemption`` (the preemption Evaluator's callExtenders): each interested
+  extender with a preempt verb in turn keeps some of the candidate nodes and names their
+  victims; an error fails preemption unless the extender is ignorable.
 
 Each call's wall time is recorded per extender and verb (``HTTPExtender.stats``) and, in a
 cycle whose plugins are timed, reported to the metrics recorder like a plugin's, under the
@@ -37,7 +40,7 @@ from scheduler_core.extender.http_extender import (
 )
 
 __all__ = ["EXTENDER_NAME", "ExtenderError", "ExtenderStats", "Extenders", "FilterAnswer",
-           "HTTPExtender", "scaled_score"]
+           "HTTPExtender", "scaled_score", "wire_pod"]
 
 # framework.ExtenderName: the "plugin" a pod rejected by an extender waits on
 EXTENDER_NAME = "Extender"
@@ -59,6 +62,7 @@ class Extenders:
         self.all: list[HTTPExtender] = [HTTPExtender(c, transport=transport) for c in ordered]
         self.has_filters = any(e.is_filter for e in self.all)
         self.has_prioritizers = any(e.is_prioritizer for e in self.all)
+        self.has_preempters = any(e.is_preempter for e in self.all)
         self._node_cache: dict[str, tuple[Node, dict[str, Any]]] = {}
 
     def __bool__(self) -> bool:
@@ -96,7 +100,7 @@ class Extenders:
             if not ext.is_filter or not ext.is_interested(pod):
                 continue
             if manifest is None:
-                manifest = pod_manifest(pod)
+                manifest = wire_pod(pod)
             by_name = {n.name: n for n in nodes}
             current = nodes
             t0 = perf_counter()
@@ -130,7 +134,7 @@ class Extenders:
             if not ext.is_prioritizer or not ext.is_interested(pod):
                 continue
             if manifest is None:
-                manifest = pod_manifest(pod)
+                manifest = wire_pod(pod)
             t0 = perf_counter()
             try:
                 scores = ext.prioritize(manifest, names, lambda: self.node_manifests(nodes))
@@ -150,6 +154,42 @@ class Extenders:
                 return ext
         return None
 
+    def process_preemption(self, pod: Pod, victims: dict[str, tuple[list[Pod], int]],
+                           pods_on: Any, recorder: Any = None
+                           ) -> dict[str, tuple[list[Pod], int]]:
+        """callExtenders: candidate node -> (victims, PDB violations) as the extenders leave
+        it (in the last extender's order). ``pods_on(node)`` lists a node's pods, for turning
+        the UIDs an extender answers back into pods. Raises ExtenderError (a non-ignorable
+        failure, a victim not on its node, a node left without victims)."""
+        manifest: dict[str, Any] | None = None
+        for ext in self.all:
+            if not victims:
+                break
+            if not ext.is_preempter or not ext.is_interested(pod):
+                continue
+            if manifest is None:
+                manifest = wire_pod(pod)
+            sent = {node: ([wire_pod(v) for v in pods], n)
+                    for node, (pods, n) in victims.items()}
+            t0 = perf_counter()
+            try:
+                answer = ext.preempt(manifest, sent)
+                kept = _victims_of(ext, answer, pods_on)
+            except ExtenderError:
+                _timed(recorder, ext, "PostFilter", "Error", t0)
+                if ext.ignorable:
+                    ext.stats.ignore(ext.config.preempt_verb)
+                    continue
+                raise
+            _timed(recorder, ext, "PostFilter", "Success", t0)
+            for node, (pods, _) in list(kept.items()):
+                if not pods:
+                    if not ext.ignorable:
+                        raise ExtenderError(f'expected at least one victim pod on node "{node}"')
+                    del kept[node]
+            victims = kept
+        return victims
+
     def bind(self, ext: HTTPExtender, pod: Pod, node_name: str, recorder: Any = None) -> None:
         t0 = perf_counter()
         try:
@@ -161,6 +201,30 @@ class Extenders:
 
     def stats(self) -> dict[str, ExtenderStats]:
         return {e.name: e.stats for e in self.all}
+
+
+def wire_pod(pod: Pod) -> dict[str, Any]:
+    """The pod as an extender receives it: its manifest, with its UID."""
+    m = pod_manifest(pod)
+    m["metadata"]["uid"] = pod.uid
+    return m
+
+
+def _victims_of(ext: HTTPExtender, answer: dict[str, tuple[list[str], int]], pods_on: Any
+                ) -> dict[str, tuple[list[Pod], int]]:
+    """convertToVictims: the answer's UIDs as the pods on their nodes."""
+    out: dict[str, tuple[list[Pod], int]] = {}
+    for node, (uids, n) in answer.items():
+        by_uid = {p.uid: p for p in pods_on(node)}
+        pods = []
+        for uid in uids:
+            if uid not in by_uid:
+                raise ExtenderError(f"extender: {ext.name} claims to preempt pod (UID: "
+                                    f"&{{{uid}}}) on node: {node}, but the pod is not found "
+                                    "on that node")
+            pods.append(by_uid[uid])
+        out[node] = (pods, n)
+    return out
 
 
 def _timed(recorder: Any, ext: HTTPExtender, point: str, status: str, t0: float) -> None:

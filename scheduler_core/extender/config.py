@@ -8,13 +8,13 @@ upstream's DefaultExtenderTimeout, 5 s), ``nodeCacheCapable``, ``managedResource
 validateExtenders: a prioritizer needs a positive weight, at most one extender binds, managed
 resource names are extended resource names and appear once over all extenders.
 
-What the core does not model is refused, never dropped: ``preemptVerb`` (extenders taking part
-in preemption) and the ``tlsConfig`` fields other than ``insecure`` / ``caFile`` /
-``certFile`` / ``keyFile`` raise :class:`UnsupportedConfigError`.
+What the core does not model is refused, never dropped: the ``tlsConfig`` fields other than
+``insecure`` / ``caFile`` / ``certFile`` / ``keyFile`` raise :class:`UnsupportedConfigError`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,6 +63,7 @@ class ExtenderConfig:
     filter_verb: str = ""
     prioritize_verb: str = ""
     bind_verb: str = ""
+    preempt_verb: str = ""
     weight: int = 0
     enable_https: bool = False
     tls: TLSConfig | None = None
@@ -74,10 +75,7 @@ class ExtenderConfig:
 
     def with_url_prefix(self, url_prefix: str) -> ExtenderConfig:
         """A copy pointing at another address (a built-in extender server started for a run)."""
-        return ExtenderConfig(url_prefix, self.filter_verb, self.prioritize_verb,
-                              self.bind_verb, self.weight, self.enable_https, self.tls,
-                              self.http_timeout, self.node_cache_capable,
-                              self.managed_resources, self.ignorable, self.path)
+        return dataclasses.replace(self, url_prefix=url_prefix)
 
 
 def ignored_by_scheduler(extenders: list[ExtenderConfig]) -> list[str]:
@@ -116,10 +114,6 @@ def _parse_one(data: Any, path: str, err: Err) -> ExtenderConfig:
     url = _string(data, "urlPrefix", path, err)
     if not url:
         raise err(f"{path}.urlPrefix", "required: the extender's URL prefix")
-    if _string(data, "preemptVerb", path, err):
-        raise UnsupportedConfigError(
-            "extenders taking part in preemption are not modelled by scheduler_core yet",
-            field=f"{path}.preemptVerb")
     weight = data.get("weight", 0)
     if isinstance(weight, bool) or not isinstance(weight, int) or \
             not -_MAX_INT64 - 1 <= weight <= _MAX_INT64:
@@ -145,6 +139,7 @@ def _parse_one(data: Any, path: str, err: Err) -> ExtenderConfig:
         filter_verb=_string(data, "filterVerb", path, err),
         prioritize_verb=prioritize,
         bind_verb=_string(data, "bindVerb", path, err),
+        preempt_verb=_string(data, "preemptVerb", path, err),
         weight=weight,
         enable_https=_bool(data, "enableHTTPS", path, err),
         tls=_tls(data.get("tlsConfig"), f"{path}.tlsConfig", err),

@@ -10,6 +10,10 @@ per extender (connections kept alive, ``httpTimeout`` for the whole request):
   (``[{host, score}]``, scores 0-10).
 * bind sends ``ExtenderBindingArgs`` (``podName``, ``podNamespace``, ``podUID``, ``node``)
   and answers an ``ExtenderBindingResult`` (``error``).
+* preempt sends ``ExtenderPreemptionArgs``: the pod and, per candidate node, its victims as
+  pods (``nodeNameToVictims``) or, with ``nodeCacheCapable``, as UIDs
+  (``nodeNameToMetaVictims``); it answers an ``ExtenderPreemptionResult``
+  (``nodeNameToMetaVictims``: the candidates it keeps, their victims by UID).
 
 A status other than 200, a body that is not the expected JSON, an ``error`` in the answer, a
 refused connection and a timeout are all :class:`ExtenderError`, whose message follows Go's
@@ -107,6 +111,10 @@ class HTTPExtender:
         return bool(self.config.bind_verb)
 
     @property
+    def is_preempter(self) -> bool:
+        return bool(self.config.preempt_verb)
+
+    @property
     def ignorable(self) -> bool:
         return self.config.ignorable
 
@@ -160,6 +168,35 @@ class HTTPExtender:
                                        "HostPriority objects {host, score}")
             scores[str(item.get("host", ""))] = int(item.get("score", 0))
         return scores
+
+    def preempt(self, pod_manifest: dict[str, Any],
+                victims: dict[str, tuple[list[dict[str, Any]], int]]
+                ) -> dict[str, tuple[list[str], int]]:
+        """Candidate node -> (victim manifests, PDB violations) through the preempt verb;
+        the answer: node -> (victim UIDs, PDB violations), in the extender's order."""
+        if self.config.node_cache_capable:
+            args: dict[str, Any] = {"pod": pod_manifest, "nodeNameToMetaVictims": {
+                node: {"pods": [{"uid": (m.get("metadata") or {}).get("uid", "")}
+                                for m in pods], "numPDBViolations": n}
+                for node, (pods, n) in victims.items()}}
+        else:
+            args = {"pod": pod_manifest, "nodeNameToVictims": {
+                node: {"pods": pods, "numPDBViolations": n}
+                for node, (pods, n) in victims.items()}}
+        result = self._send(self.config.preempt_verb, args)
+        if not isinstance(result, dict):
+            raise self._bad_answer(self.config.preempt_verb,
+                                   "an ExtenderPreemptionResult object")
+        out: dict[str, tuple[list[str], int]] = {}
+        for node, meta in (result.get("nodeNameToMetaVictims") or {}).items():
+            if meta is None:
+                out[str(node)] = ([], 0)
+                continue
+            if not isinstance(meta, dict):
+                raise self._bad_answer(self.config.preempt_verb, "MetaVictims objects")
+            uids = [str((p or {}).get("uid", "")) for p in meta.get("pods") or []]
+            out[str(node)] = (uids, int(meta.get("numPDBViolations") or 0))
+        return out
 
     def bind(self, pod: Pod, node_name: str) -> None:
         result = self._send(self.config.bind_verb, {

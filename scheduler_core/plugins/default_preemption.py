@@ -60,6 +60,7 @@ import numpy as np
 
 from scheduler_core.api.pod import Pod
 from scheduler_core.errors import ConfigError, NotFoundError
+from scheduler_core.extender import ExtenderError
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.interface import (
     ActionType,
@@ -271,9 +272,17 @@ class DefaultPreemption:
             if run.errors:
                 return None, Status.error(_aggregate(run.errors))
             return PostFilterResult(""), Status.unschedulable(self._fit_error(pod, run.failed))
+        candidates = run.candidates
+        extenders = getattr(h, "extenders", None)
+        if extenders is not None and extenders.has_preempters:
+            try:
+                candidates = self._call_extenders(extenders, pod, candidates)
+            except ExtenderError as exc:
+                return None, Status.error(str(exc))
+            if not candidates:
+                return None, Status.unschedulable("no candidate node for preemption")
         now = h.clock.now()
-        best = run.candidates[0] if len(run.candidates) == 1 else \
-            pick_one_node(run.candidates, now)
+        best = candidates[0] if len(candidates) == 1 else pick_one_node(candidates, now)
         if self.async_preemption:
             self._prepare_candidate_async(best, pod)
         else:
@@ -285,6 +294,18 @@ class DefaultPreemption:
         return PostFilterResult(best.node), Status(Code.SUCCESS)
 
     # ------------------------------------------------------------------ steps
+    def _call_extenders(self, extenders: Any, pod: Pod, candidates: list[Candidate]
+                        ) -> list[Candidate]:
+        """callExtenders: the candidates the extenders with a preempt verb keep, with the
+        victims they name (in the extenders' answer order)."""
+        h = self.handle
+        victims = {c.node: (list(c.victims.pods), c.victims.num_pdb_violations)
+                   for c in candidates}
+        kept = extenders.process_preemption(pod, victims, h.cluster.pods_on_node)
+        slot_of = h.table.slot_of
+        return [Candidate(node, slot_of[node], Victims(pods, n))
+                for node, (pods, n) in kept.items() if node in slot_of]
+
     def _preemption_policy(self, pod: Pod) -> str:
         policy = pod.spec.preemption_policy
         if not policy and pod.spec.priority_class_name:

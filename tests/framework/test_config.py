@@ -227,20 +227,23 @@ def test_extenders_are_parsed_with_upstream_defaults():
          "managedResources": [{"name": "example.com/gpu", "ignoredByScheduler": True},
                               {"name": "example.com/fpga"}]},
         {"urlPrefix": "https://y", "bindVerb": "bind", "enableHTTPS": True,
-         "httpTimeout": "0s"}]})
+         "httpTimeout": "0s", "preemptVerb": "preempt"}]})
     first, second = cfg.extenders
     assert (first.filter_verb, first.prioritize_verb, first.weight) == ("filter", "prio", 3)
     assert first.node_cache_capable and first.ignorable and first.http_timeout == 90.0
     assert second.http_timeout == 5.0  # 0 or absent: DefaultExtenderTimeout
     assert second.bind_verb == "bind" and second.enable_https
+    assert second.preempt_verb == "preempt"
     # ignoredByScheduler resources become every profile's NodeResourcesFit ignoredResources
     assert cfg.profiles[0].plugin_args["NodeResourcesFit"]["ignoredResources"] == [
         "example.com/gpu"]
 
 
 @pytest.mark.parametrize(("extender", "field"), [
-    ({"urlPrefix": "http://x", "preemptVerb": "preempt"}, "extenders[0].preemptVerb"),
-    ({"urlPrefix": "https://x", "tlsConfig": {"caData": "AAAA"}}, "extenders[0].tlsConfig.caData"),
+    ({"urlPrefix": "https://x", "tlsConfig": {"caData": "AAAA"}},
+     "extenders[0].tlsConfig.caData"),
+    ({"urlPrefix": "https://x", "tlsConfig": {"serverName": "e.example"}},
+     "extenders[0].tlsConfig.serverName"),
 ])
 def test_extender_fields_the_core_does_not_model_are_unsupported(extender, field):
     with pytest.raises(UnsupportedConfigError) as exc:

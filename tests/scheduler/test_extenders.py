@@ -196,3 +196,57 @@ def test_scores_are_scaled_to_the_plugins_range():
     assert scaled_score(10, 1) == 100
     assert scaled_score(5, 3) == 150
     assert scaled_score(0, 9) == 0
+
+
+def _preemption_cluster(make_scheduler, extender: dict, server=None):
+    """n0 (tier excluded) and n1, 1 CPU each, each full with a low-priority pod; a
+    high-priority pod asks for 1 CPU."""
+    nodes = tiered("excluded", "", cpu="1")
+    cluster, sched = make_scheduler(nodes, {"extenders": [extender]})
+    if server is not None:
+        server.cache_nodes(sched.extenders.node_manifests(nodes))
+    for i in range(2):
+        cluster.add_pod(make_pod(f"v{i}").req(cpu="1").priority(0).node(f"n{i}").obj())
+    cluster.add_pod(make_pod("high").req(cpu="1").priority(100).obj())
+    return cluster, sched
+
+
+def test_a_preempting_extender_chooses_among_the_candidates(make_scheduler):
+    with ExtenderProcess("ok") as s:
+        cluster, sched = _preemption_cluster(
+            make_scheduler, {"urlPrefix": s.url, "preemptVerb": "preempt",
+                             "nodeCacheCapable": True}, s)
+        sched.run_until_idle()
+        # TierGate drops the candidate on the excluded node: the victim is v1, on n1
+        assert cluster.pods["default/high"].node_name == "n1"
+        assert "default/v0" in cluster.pods and "default/v1" not in cluster.pods
+        assert s.stats()["calls"] == {"preempt": 1}
+
+
+@pytest.mark.parametrize("ignorable", [False, True])
+def test_a_failing_preempting_extender(make_scheduler, ignorable):
+    with ExtenderProcess("error") as s:
+        cluster, sched = _preemption_cluster(
+            make_scheduler, {"urlPrefix": s.url, "preemptVerb": "preempt",
+                             "ignorable": ignorable})
+        sched.run_until_idle(max_attempts=None if ignorable else 1)
+        if ignorable:  # preemption goes on without it: one of the victims is gone
+            assert len([k for k in ("default/v0", "default/v1") if k in cluster.pods]) == 1
+            assert cluster.pods["default/high"].node_name
+            assert sched.extenders.all[0].stats.ignored == {"preempt": 1}
+        else:  # preemption fails with the extender's error; no pod is evicted
+            assert sched.failures["default/high"].endswith(
+                f"failed preempt with extender at URL {s.url}/preempt, code 500")
+            assert "default/v0" in cluster.pods and "default/v1" in cluster.pods
+
+
+def test_victims_named_by_uid_must_be_on_their_node():
+    from scheduler_core.extender import _victims_of
+
+    ext = Extenders([ExtenderConfig("http://e", preempt_verb="preempt")]).all[0]
+    pod = make_pod("v").node("n1").obj()
+    pods_on = {"n1": [pod]}.get
+    assert _victims_of(ext, {"n1": ([pod.uid], 0)}, pods_on) == {"n1": ([pod], 0)}
+    with pytest.raises(Exception, match=r"extender: http://e claims to preempt pod \(UID: "
+                       r"&\{nope\}\) on node: n1, but the pod is not found on that node"):
+        _victims_of(ext, {"n1": (["nope"], 0)}, pods_on)

@@ -3,9 +3,11 @@ protocol over the TierGate rule (``rule.py``).
 
 ``POST /filter`` and ``POST /prioritize`` take ``ExtenderArgs`` (``nodes`` as a NodeList, or
 ``nodenames`` for a nodeCacheCapable extender: the server then looks node labels up in the
-nodes it has been sent before, as a real extender reads its own node cache), ``POST /bind``
-takes ``ExtenderBindingArgs`` and records the binding; ``POST /cache`` fills the node cache
-(the harness sends it the nodes as an informer would), ``GET /stats`` counts the calls.
+nodes it has been sent before, as a real extender reads its own node cache); ``POST /preempt``
+takes ``ExtenderPreemptionArgs`` and drops the candidates on nodes it knows are excluded;
+``POST /bind`` takes ``ExtenderBindingArgs`` and records the binding; ``POST /cache`` fills the
+node cache (the harness sends it the nodes as an informer would); ``GET /stats`` counts the
+calls.
 Modes, for testing how the scheduler copes: ``ok``; ``error`` (every verb answers HTTP 500);
 ``fail`` (every verb answers 200 with an ``error`` field); ``hang`` (every verb waits until
 the server stops, so the scheduler's ``httpTimeout`` fires).
@@ -41,6 +43,7 @@ class ExtenderApp:
         self._urls = Map([Rule("/filter", endpoint="filter", methods=["POST"]),
                           Rule("/prioritize", endpoint="prioritize", methods=["POST"]),
                           Rule("/bind", endpoint="bind", methods=["POST"]),
+                          Rule("/preempt", endpoint="preempt", methods=["POST"]),
                           Rule("/cache", endpoint="cache", methods=["POST"]),
                           Rule("/stats", endpoint="stats", methods=["GET"])])
 
@@ -79,6 +82,8 @@ class ExtenderApp:
             with self._lock:
                 self.bindings[key] = str(args.get("node", ""))
             return _json({})
+        if endpoint == "preempt":
+            return _json({"nodeNameToMetaVictims": self._preempt(args)})
         names, labels = self._nodes(args)
         if endpoint == "filter":
             passed = [n for n in names if node_passes(labels.get(n, {}))]
@@ -89,6 +94,22 @@ class ExtenderApp:
             items = [n for n in args["nodes"]["items"] if n["metadata"]["name"] in keep]
             return _json({"nodes": {"metadata": {}, "items": items}, "failedNodes": failed})
         return _json([{"host": n, "score": node_score(labels.get(n, {}))} for n in names])
+
+    def _preempt(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The candidates on nodes the rule does not exclude (labels from the node cache: a
+        node never seen is kept), their victims by UID."""
+        full = args.get("nodeNameToVictims")
+        given = full if full is not None else args.get("nodeNameToMetaVictims") or {}
+        out: dict[str, Any] = {}
+        for node, victims in given.items():
+            if not node_passes(self.node_labels.get(node, {})):
+                continue
+            pods = (victims or {}).get("pods") or []
+            uids = [((p.get("metadata") or {}).get("uid") if full is not None else p.get("uid"))
+                    for p in pods]
+            out[node] = {"pods": [{"uid": u} for u in uids],
+                         "numPDBViolations": (victims or {}).get("numPDBViolations", 0)}
+        return out
 
     def _cache(self, request: Request) -> Response:
         """``{"nodes": [Node manifests], "deleted": [names]}``: what an informer would tell."""
