@@ -47,6 +47,9 @@ def test_a_built_in_extender_is_started_called_and_stopped(tmp_path):
     assert result.extra["extender[0]/server_cpu_seconds"] > 0
     assert not result.warnings
     server = run.extenders.servers[0]
+    # timed like a plugin in the sampled cycles, under the extender's name (its URL)
+    timed = {k.split("/")[-1] for k in run.window_plugin_seconds if k.startswith(server.url)}
+    assert {"Filter", "Score", "Bind"} <= timed, run.window_plugin_seconds
     assert server._proc is None  # stopped when the workload ended
 
 
