@@ -28,6 +28,7 @@ from scheduler_core.api.pod import Pod
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.cycle.diagnose import NominatedRejections
 from scheduler_core.cycle.schedule_pod import slots_in_list_order
+from scheduler_core.extender import Extenders
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks, parse_config
 from scheduler_core.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
 from scheduler_core.framework.interface import CycleState, FilterError
@@ -57,7 +58,8 @@ def load_core(manifests: Iterable[Mapping[str, Any]], config: Mapping[str, Any] 
     for i, manifest in enumerate(manifests):
         cluster.add(parse_object(dict(manifest), source=f"objects[{i}]"))
     cfg = parse_config(dict(config)) if config is not None else SchedulerConfig()
-    sched = Scheduler(cluster, lambda h: build_frameworks(cfg, h), clock=clock, seed=seed)
+    sched = Scheduler(cluster, lambda h: build_frameworks(cfg, h), clock=clock, seed=seed,
+                      extenders=Extenders(cfg.extenders) if cfg.extenders else None)
     return cluster, sched
 
 
