@@ -23,6 +23,7 @@ refused connection and a timeout are all :class:`ExtenderError`, whose message f
 from __future__ import annotations
 
 import json
+import socket
 import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -86,8 +87,11 @@ class HTTPExtender:
         self.name = config.url_prefix
         self.managed = frozenset(r.name for r in config.managed_resources)
         self.stats = ExtenderStats()
-        self._client = httpx.Client(timeout=config.http_timeout, verify=_verify(config),
-                                    cert=_cert(config), transport=transport)
+        if transport is None:  # TCP_NODELAY, as Go's net/http sets it
+            transport = httpx.HTTPTransport(
+                verify=_verify(config), cert=_cert(config),
+                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+        self._client = httpx.Client(timeout=config.http_timeout, transport=transport)
 
     def close(self) -> None:
         self._client.close()

@@ -250,3 +250,15 @@ def test_victims_named_by_uid_must_be_on_their_node():
     with pytest.raises(Exception, match=r"extender: http://e claims to preempt pod \(UID: "
                        r"&\{nope\}\) on node: n1, but the pod is not found on that node"):
         _victims_of(ext, {"n1": (["nope"], 0)}, pods_on)
+
+
+def test_the_server_answers_more_calls_than_a_pipe_holds_log_lines():
+    """The server writes no line per request, and its stderr is a file: a pipe nobody read
+    once filled after ~900 logged requests and blocked the server for good."""
+    import httpx
+
+    with ExtenderProcess("ok") as s, httpx.Client(timeout=30) as client:
+        body = '{"pod": {}, "nodes": null, "nodenames": ["a"]}'
+        codes = {client.post(s.url + "/filter", content=body).status_code
+                 for _ in range(1200)}
+        assert codes == {200}

@@ -13,8 +13,10 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import urllib.request
 from typing import Any
 
@@ -41,12 +43,15 @@ class ExtenderProcess:
         self.start_timeout = start_timeout
         self.url = ""
         self._proc: subprocess.Popen[str] | None = None
+        self._stderr: Any = None
 
     def start(self) -> str:
         cmd = [sys.executable, "-m", "workloads.extender_server", "--port", "0",
                "--mode", self.mode]
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        # stderr into a file, never a pipe nobody reads (a full pipe would block the server)
+        self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (closed in stop)
+        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._stderr,
                                       text=True, env=env, start_new_session=True)
         ready, _, _ = select.select([self._proc.stdout], [], [], self.start_timeout)
         line = self._proc.stdout.readline() if ready else ""  # type: ignore[union-attr]
@@ -98,10 +103,14 @@ class ExtenderProcess:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-        err = proc.stderr.read() if proc.stderr is not None else ""
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        err = ""
+        if self._stderr is not None:
+            self._stderr.seek(0)
+            err = self._stderr.read()
+            self._stderr.close()
+            self._stderr = None
         return err.strip().splitlines()[-1] if err.strip() else ""
 
     def __enter__(self) -> ExtenderProcess:
@@ -115,9 +124,17 @@ class ExtenderProcess:
 class _KeepAlive(WSGIRequestHandler):
     """HTTP/1.1: the scheduler's client keeps its connection open between calls, as Go's
     net/http client does with a real extender (werkzeug's default is HTTP/1.0, a new TCP
-    connection per call)."""
+    connection per call). TCP_NODELAY, as Go sets on every TCP connection: otherwise a reply
+    written in two parts waits for the peer's delayed ACK (tens of milliseconds a call)."""
 
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """No line per request (thousands a second; werkzeug logs each by default)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     server = make_server(args.host, args.port, app, threaded=True, request_handler=_KeepAlive)
 
     def stop(signum: int, frame: Any) -> None:
-        app.stopping.set()  # hung requests return
-        raise SystemExit(0)
+        # at once: the threads of kept-alive connections would block a graceful close
+        app.stopping.set()
+        os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
     print(f"{_READY}http://{args.host}:{server.server_port}", flush=True)

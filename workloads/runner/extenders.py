@@ -138,9 +138,9 @@ class RunExtenders:
                 result.extra[f"extender[{i}]/server_cpu_seconds"] = server.cpu_seconds()
 
     def close(self) -> None:
+        self.extenders.close()  # the client's connections first, then the servers
         for server in self.servers.values():
             server.stop()
-        self.extenders.close()
         if self._previous_retain is not None:
             retain_spec_sources(self._previous_retain)
             self._previous_retain = None
