@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any
 
-import httpx
-
 from scheduler_core.api.pod import Pod
 from scheduler_core.extender.config import ExtenderConfig
 
@@ -82,7 +80,9 @@ class HTTPExtender:
     """One configured extender. ``name`` is its URL prefix (upstream's Name())."""
 
     def __init__(self, config: ExtenderConfig, *,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: Any = None) -> None:
+        import httpx  # on first use: a scheduler without extenders never loads it
+
         self.config = config
         self.name = config.url_prefix
         self.managed = frozenset(r.name for r in config.managed_resources)
@@ -221,6 +221,8 @@ class HTTPExtender:
         return self.config.url_prefix.rstrip("/") + "/" + verb
 
     def _send(self, verb: str, args: Any) -> Any:
+        import httpx
+
         url = self.url(verb)
         t0 = perf_counter()
         try:
@@ -267,8 +269,10 @@ def _failed(value: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()}
 
 
-def _transport_reason(exc: httpx.HTTPError) -> str:
+def _transport_reason(exc: Any) -> str:
     """Go's net/http wording for the common transport failures."""
+    import httpx
+
     text = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.ConnectError) and "refused" in text.lower():
         host = exc.request.url.host if exc.request is not None else ""

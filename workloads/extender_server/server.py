@@ -113,6 +113,11 @@ class ExtenderProcess:
             self._stderr = None
         return err.strip().splitlines()[-1] if err.strip() else ""
 
+    def __del__(self) -> None:
+        # a server never stopped (a run that was not closed) must not outlive its owner
+        with contextlib.suppress(Exception):
+            self.stop()
+
     def __enter__(self) -> ExtenderProcess:
         self.start()
         return self

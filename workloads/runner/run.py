@@ -27,7 +27,6 @@ from workloads.ops.registry import PREPARE, RUN
 from workloads.result import WorkloadResult
 from workloads.runner.clocks import POD_CREATE_COST, RunTimeout, Timeline, WallBudget
 from workloads.runner.decisions import DecisionLog
-from workloads.runner.extenders import RunExtenders
 from workloads.runner.gates import FeatureGates
 from workloads.runner.loop import run_until, throttled
 from workloads.runner.metrics import RunRecorder
@@ -75,7 +74,7 @@ class Run:
         self.api.pod_groups = self.gates.generic_workload
         self.api.topology_aware = self.gates.topology_aware
         self.decisions = DecisionLog() if options.record_decisions else None
-        self.extenders: RunExtenders | None = None
+        self.extenders: Any = None  # workloads.runner.extenders.RunExtenders
         try:
             self.scheduler = self._build_scheduler()
         except UnsupportedConfigError as exc:
@@ -103,7 +102,9 @@ class Run:
 
         generic_workload = self.gates.generic_workload
         topology_aware = self.gates.topology_aware
-        if cfg.extenders:
+        if cfg.extenders:  # imported here: runs without extenders never load the server
+            from workloads.runner.extenders import RunExtenders
+
             self.extenders = RunExtenders(cfg.extenders, self.cluster)
 
         def profiles(handle: Any) -> Any:
