@@ -72,10 +72,6 @@ class SchedulePod(NominatedPass):
     rng: np.random.Generator
     next_start_node_index: int
     extenders: Extenders  # the scheduler's HTTP extenders (empty: none)
-    # the filter search's rejected nodes, kept for the diagnosis when extenders may still
-    # reject every node that passed: (failed parts, nominated pass)
-    _undiagnosed: tuple[list[tuple[np.ndarray, np.ndarray]], NominatedRejections | None] | \
-        None = None
     # the pod-group cycle's current placement (None: every node), as upstream's
     # Snapshot.AssumePlacement: only the node candidates are restricted to it, plugins still
     # see the whole table
@@ -149,25 +145,34 @@ class SchedulePod(NominatedPass):
                 candidates, identity = placement.slots, False
             else:
                 candidates, identity = table.order(), table.order_is_identity
-            feasible, evaluated = self._find_nodes_that_pass_filters(
+            feasible, evaluated, undiagnosed = self._find_nodes_that_pass_filters(
                 fwk, state, pod, diagnosis, candidates, identity, record)
             if self.extenders and len(feasible):
-                try:
-                    feasible, narrowed = self._pass_extenders(state, pod, diagnosis, feasible)
-                except ExtenderError as exc:
-                    return np.zeros(0, dtype=np.int64), diagnosis, 0, Status.error(str(exc))
-                if narrowed:
-                    diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
-                if not len(feasible) and self._undiagnosed is not None:
-                    failed_parts, pass1 = self._undiagnosed
-                    extender_rejected = (diagnosis.slots, diagnosis.statuses)
-                    diagnose(fwk, state, pod, table, diagnosis, failed_parts, pass1)
-                    diagnosis.add_rejections(*extender_rejected)
+                feasible, error = self._after_extenders(fwk, state, pod, diagnosis, feasible,
+                                                        undiagnosed)
+                if error is not None:
+                    return feasible, diagnosis, 0, error
         except FilterError as exc:  # a Filter plugin failed: the cycle ends with its error
             return np.zeros(0, dtype=np.int64), diagnosis, 0, exc.status
-        finally:
-            self._undiagnosed = None
         return feasible, diagnosis, evaluated, None
+
+    def _after_extenders(self, fwk: Framework, state: CycleState, pod: Pod,
+                         diagnosis: Diagnosis, feasible: np.ndarray, undiagnosed: Any
+                         ) -> tuple[np.ndarray, Status | None]:
+        """The feasible slots the extenders leave, or none and the error of one that failed.
+        When they leave none, the Filter plugins' rejections (``undiagnosed``: the search's
+        failed parts and nominated pass) are diagnosed too, before the extenders' own."""
+        try:
+            feasible, narrowed = self._pass_extenders(state, pod, diagnosis, feasible)
+        except ExtenderError as exc:
+            return np.zeros(0, dtype=np.int64), Status.error(str(exc))
+        if narrowed:
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        if not len(feasible) and undiagnosed is not None:
+            extender_rejected = (diagnosis.slots, diagnosis.statuses)
+            diagnose(fwk, state, pod, self.cluster.table, diagnosis, *undiagnosed)
+            diagnosis.add_rejections(*extender_rejected)
+        return feasible, None
 
     def _pass_extenders(self, state: CycleState, pod: Pod, diagnosis: Diagnosis,
                         feasible: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -192,20 +197,22 @@ class SchedulePod(NominatedPass):
     def _find_nodes_that_pass_filters(
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
         cand: np.ndarray, identity: bool, record: CycleRecord | None,
-    ) -> tuple[np.ndarray, int]:
+    ) -> tuple[np.ndarray, int, Any]:
         """kube's findNodesThatPassFilters over the candidate slots ``cand`` (in list order;
         ``identity``: ``cand[i] == i``): from ``next_start_node_index`` on, wrapping around, in
         chunks that double, until ``num_feasible_nodes_to_find`` nodes pass. A node holding
         nominated pods passes only if the nominated pass does too. Returns the slots that
         passed and how many nodes were examined, and moves ``next_start_node_index`` past
-        those; when none passed, ``diagnose`` records why each examined node failed."""
+        those; when none passed, ``diagnose`` records why each examined node failed. Third:
+        when some passed but extenders may still reject them all, what ``diagnose`` would
+        need (the failed parts and the nominated pass), else None."""
         table = self.cluster.table
         m = len(cand)
         ext = self.extenders
         k = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, m) \
             if fwk.has_score_plugins or ext.has_filters or ext.has_prioritizers else 1
         if m == 0:
-            return np.zeros(0, dtype=np.int64), 0
+            return np.zeros(0, dtype=np.int64), 0, None
         start = self.next_start_node_index % m
         feasible_parts: list[np.ndarray] = []
         failed_parts: list[tuple[np.ndarray, np.ndarray]] = []  # (slots, first failing plugin)
@@ -269,8 +276,8 @@ class SchedulePod(NominatedPass):
         if len(feasible) == 0 and failed_parts:
             diagnose(fwk, state, pod, table, diagnosis, failed_parts, pass1)
         elif ext.has_filters and failed_parts:  # extenders may still reject every node left
-            self._undiagnosed = (failed_parts, pass1)
-        return feasible, processed
+            return feasible, processed, (failed_parts, pass1)
+        return feasible, processed, None
 
     # ------------------------------------------------------------------ scoring
     def _prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod,

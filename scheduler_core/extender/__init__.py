@@ -35,12 +35,11 @@ from scheduler_core.extender.http_extender import (
     MAX_EXTENDER_PRIORITY,
     ExtenderError,
     ExtenderStats,
-    FilterAnswer,
     HTTPExtender,
 )
 
-__all__ = ["EXTENDER_NAME", "ExtenderError", "ExtenderStats", "Extenders", "FilterAnswer",
-           "HTTPExtender", "scaled_score", "wire_pod"]
+__all__ = ["EXTENDER_NAME", "ExtenderError", "ExtenderStats", "Extenders", "HTTPExtender",
+           "scaled_score", "wire_pod"]
 
 # framework.ExtenderName: the "plugin" a pod rejected by an extender waits on
 EXTENDER_NAME = "Extender"
@@ -198,9 +197,6 @@ class Extenders:
             _timed(recorder, ext, "Bind", "Error", t0)
             raise
         _timed(recorder, ext, "Bind", "Success", t0)
-
-    def stats(self) -> dict[str, ExtenderStats]:
-        return {e.name: e.stats for e in self.all}
 
 
 def wire_pod(pod: Pod) -> dict[str, Any]:

@@ -15,13 +15,13 @@ What the core does not model is refused, never dropped: the ``tlsConfig`` fields
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from scheduler_core.api.duration import parse_go_duration_ns
 from scheduler_core.errors import ConfigError, UnsupportedConfigError
+from scheduler_core.plugins.helper import label_name_problem
 
 __all__ = ["DEFAULT_EXTENDER_TIMEOUT", "ExtenderConfig", "ManagedResource", "TLSConfig",
            "ignored_by_scheduler", "parse_extenders"]
@@ -35,10 +35,6 @@ _TLS_KEYS = ("insecure", "serverName", "certFile", "keyFile", "caFile", "certDat
              "caData")
 _TLS_MODELLED = ("insecure", "certFile", "keyFile", "caFile")
 _MAX_INT64 = 2**63 - 1
-# a qualified name (k8s.io/apimachinery IsQualifiedName): an optional DNS-subdomain prefix and
-# a name of up to 63 characters
-_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 Err = Callable[[str, str], ConfigError]
 
@@ -215,12 +211,9 @@ def _extended_resource_problem(name: str) -> str:
     """Why ``name`` is not an extended resource name ("" when it is), as upstream's
     validateExtendedResourceName: a qualified name with a domain prefix, not a native resource
     (no "kubernetes.io/" in it) and not a quota name (requests.*)."""
-    prefix, slash, short = name.rpartition("/")
-    if not short or len(short) > 63 or not _NAME.match(short):
-        return ("name part must consist of alphanumeric characters, '-', '_' or '.', and "
-                "must start and end with an alphanumeric character (at most 63)")
-    if slash and (not prefix or len(prefix) > 253 or not _PREFIX.match(prefix)):
-        return "prefix part must be a lowercase DNS-1123 subdomain"
-    if not slash or "kubernetes.io/" in name or name.startswith("requests."):
+    problem = label_name_problem(name)  # a label name is a qualified name
+    if problem:
+        return problem
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return "is an invalid extended resource name"
     return ""

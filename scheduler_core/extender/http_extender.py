@@ -69,8 +69,11 @@ class ExtenderStats:
         self.calls[verb] = self.calls.get(verb, 0) + 1
         self.seconds[verb] = self.seconds.get(verb, 0.0) + seconds
         if error is not None:
-            self.errors[verb] = self.errors.get(verb, 0) + 1
-            self.last_error = error
+            self.error(verb, error)
+
+    def error(self, verb: str, message: str) -> None:
+        self.errors[verb] = self.errors.get(verb, 0) + 1
+        self.last_error = message
 
     def ignore(self, verb: str) -> None:
         self.ignored[verb] = self.ignored.get(verb, 0) + 1
@@ -221,41 +224,40 @@ class HTTPExtender:
         return self.config.url_prefix.rstrip("/") + "/" + verb
 
     def _send(self, verb: str, args: Any) -> Any:
-        import httpx
-
         url = self.url(verb)
         t0 = perf_counter()
         try:
-            body = json.dumps(args, separators=(",", ":"))
-            resp = self._client.post(url, content=body,
-                                     headers={"Content-Type": "application/json"})
-            if resp.status_code != 200:
-                raise ExtenderError(f"failed {verb} with extender at URL {url}, "
-                                    f"code {resp.status_code}")
-            try:
-                out = json.loads(resp.content)
-            except ValueError as exc:
-                raise ExtenderError(f"extender at URL {url}: {verb}: the answer is not "
-                                    f"JSON: {exc}") from None
+            out = self._post(url, verb, args)
         except ExtenderError as exc:
             self.stats.record(verb, perf_counter() - t0, str(exc))
             raise
-        except httpx.TimeoutException:
-            msg = (f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while '
-                   "awaiting headers)")
-            self.stats.record(verb, perf_counter() - t0, msg)
-            raise ExtenderError(msg) from None
-        except httpx.HTTPError as exc:
-            msg = f'Post "{url}": {_transport_reason(exc)}'
-            self.stats.record(verb, perf_counter() - t0, msg)
-            raise ExtenderError(msg) from None
         self.stats.record(verb, perf_counter() - t0, None)
         return out
 
+    def _post(self, url: str, verb: str, args: Any) -> Any:
+        """One round trip; every failure an ExtenderError in Go's wording."""
+        import httpx
+
+        try:
+            resp = self._client.post(url, content=json.dumps(args, separators=(",", ":")),
+                                     headers={"Content-Type": "application/json"})
+        except httpx.TimeoutException:
+            raise ExtenderError(f'Post "{url}": context deadline exceeded (Client.Timeout '
+                                "exceeded while awaiting headers)") from None
+        except httpx.HTTPError as exc:
+            raise ExtenderError(f'Post "{url}": {_transport_reason(exc)}') from None
+        if resp.status_code != 200:
+            raise ExtenderError(f"failed {verb} with extender at URL {url}, "
+                                f"code {resp.status_code}")
+        try:
+            return json.loads(resp.content)
+        except ValueError as exc:
+            raise ExtenderError(f"extender at URL {url}: {verb}: the answer is not JSON: "
+                                f"{exc}") from None
+
     def _bad_answer(self, verb: str, expected: str) -> ExtenderError:
         msg = f"extender at URL {self.url(verb)}: {verb}: expected {expected}"
-        self.stats.last_error = msg
-        self.stats.errors[verb] = self.stats.errors.get(verb, 0) + 1
+        self.stats.error(verb, msg)
         return ExtenderError(msg)
 
 
@@ -272,6 +274,7 @@ def _failed(value: Any) -> dict[str, str]:
 def _transport_reason(exc: Any) -> str:
     """Go's net/http wording for the common transport failures."""
     import httpx
+
 
     text = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.ConnectError) and "refused" in text.lower():

@@ -58,7 +58,6 @@ class RunExtenders:
                         f'built-in extender mode "{mode}" (expected {BUILTIN_SCHEME}<mode>, '
                         f"mode one of {', '.join(MODES)})")
                 self._builtin[i] = mode
-        self._configs = configs
         self.extenders = Extenders(configs)
         by_path = {c.path: i for i, c in enumerate(configs)}
         # the scheduler's list (ignorable ones last) -> index in the config
