@@ -35,9 +35,11 @@ from typing import Any
 
 import numpy as np
 
+from scheduler_core.api.manifest import parse_object
 from scheduler_core.api.node import Node
 from scheduler_core.api.objects import Namespace
 from scheduler_core.api.pod import Pod
+from scheduler_core.api.storage import CSINode
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.framework.config import SchedulerConfig, build_frameworks
 from scheduler_core.framework.interface import ActionType, ClusterEvent, Code, CycleState
@@ -79,12 +81,12 @@ DEFAULT_NODE_COUNTS: tuple[int, ...] = (500, 5000)
 FULL_NODE_COUNTS: tuple[int, ...] = (500, 5000, 15000)
 QUEUE_SIZES: tuple[int, ...] = (1000, 10000)  # unschedulable pods in the pool
 
-# The default profile's plugins with a vectorised Filter / Score (the volume plugins are
-# placeholders that never reject: not benchmarked). tests/bench/test_asv.py checks these
-# against DEFAULT_MULTIPOINT so that a new default plugin is not forgotten.
+# The default profile's plugins with a vectorised Filter / Score. tests/bench/test_asv.py
+# checks these against DEFAULT_MULTIPOINT so that a new default plugin is not forgotten.
 FILTER_PLUGINS: tuple[str, ...] = (
     "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-    "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
+    "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
+    "VolumeZone", "PodTopologySpread", "InterPodAffinity",
 )
 SCORE_PLUGINS: tuple[str, ...] = (
     "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
@@ -145,6 +147,43 @@ _DB_POD_BIG = copy.deepcopy(_DB_POD)
 _DB_POD_BIG["spec"]["containers"][0]["resources"] = {
     "requests": {"cpu": "1500m", "memory": "4Gi"}, "limits": {"cpu": "1500m", "memory": "4Gi"}}
 
+CSI_DRIVER = "ebs.csi.aws.com"
+SHARED_DISK = "vol-shared"  # an inline AWS EBS disk used on every tenth node
+
+
+def _claim_volume(claim: str) -> list[dict[str, Any]]:
+    return [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
+
+
+def _storage_manifests() -> list[dict[str, Any]]:
+    """The bench pods' claims and volumes: ``zonal`` bound to a volume with node affinity to
+    two zones, ``labelled`` bound to a volume labelled with one zone, ``fresh`` bound to a CSI
+    volume no placed pod uses."""
+    out: list[dict[str, Any]] = []
+    volumes = {
+        "zonal": ({}, {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": ZONE, "operator": "In", "values": ["zone-a", "zone-b"]}]}]}}),
+        "labelled": ({ZONE: "zone-a"}, None),
+        "fresh": ({}, None),
+    }
+    for claim, (labels, affinity) in volumes.items():
+        spec: dict[str, Any] = {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                                "csi": {"driver": CSI_DRIVER, "volumeHandle": f"h-{claim}"},
+                                "claimRef": {"namespace": NAMESPACE, "name": claim}}
+        if affinity is not None:
+            spec["nodeAffinity"] = affinity
+        out.append({"apiVersion": "v1", "kind": "PersistentVolume",
+                    "metadata": {"name": f"pv-{claim}", "labels": labels}, "spec": spec,
+                    "status": {"phase": "Bound"}})
+        out.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                    "metadata": {"name": claim, "namespace": NAMESPACE,
+                                 "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": f"pv-{claim}",
+                             "resources": {"requests": {"storage": "1Gi"}}},
+                    "status": {"phase": "Bound"}})
+    return out
+
+
 # One pod per plugin, shaped so that the plugin computes over every node.
 PLUGIN_PODS: dict[str, dict[str, Any]] = {
     # a pod without tolerations for node.kubernetes.io/unschedulable (1 % of nodes are)
@@ -164,6 +203,15 @@ PLUGIN_PODS: dict[str, dict[str, Any]] = {
                 {"key": "node-class", "operator": "NotIn", "values": ["small"]}]}}]}}),
     "NodePorts": _pod_manifest("db", containers=_DB_POD_PORT["spec"]["containers"]),
     "NodeResourcesFit": _pod_manifest("web"),
+    # an inline disk that every tenth node's pod also uses (conflicts there)
+    "VolumeRestrictions": _pod_manifest("web", volumes=[
+        {"name": "disk", "awsElasticBlockStore": {"volumeID": SHARED_DISK}}]),
+    # a CSI volume new to every node: counted against each node's attach limit
+    "NodeVolumeLimits": _pod_manifest("web", volumes=_claim_volume("fresh")),
+    # a bound volume with node affinity to two zones
+    "VolumeBinding": _pod_manifest("web", volumes=_claim_volume("zonal")),
+    # a bound volume labelled with one zone
+    "VolumeZone": _pod_manifest("web", volumes=_claim_volume("labelled")),
     "PodTopologySpread": _pod_manifest("web", topologySpreadConstraints=[
         {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
          "labelSelector": _selector("web")},
@@ -256,17 +304,28 @@ def build_cluster(n_nodes: int, *, seed: int = 0) -> HotCluster:
     clock = FakeClock()
     cluster = Cluster(capacity=2 * n_nodes + 16, clock=clock.now)
     cluster.add_namespace(Namespace(NAMESPACE))
-    cluster.add_nodes(make_nodes(n_nodes))
+    nodes = make_nodes(n_nodes)
+    cluster.add_nodes(nodes)
+    for node in nodes:  # every node attaches up to 39 volumes of the CSI driver
+        cluster.put_storage(CSINode.from_manifest({
+            "apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+            "metadata": {"name": node.name}, "spec": {"drivers": [
+                {"name": CSI_DRIVER, "nodeID": node.name, "allocatable": {"count": 39}}]}}))
+    for m in _storage_manifests():
+        cluster.add(parse_object(m))
     sched = Scheduler(cluster, lambda h: build_frameworks(SchedulerConfig(), h), clock=clock,
                       seed=seed)
     web, db, db_port, db_big = (Pod.from_manifest(m)
                                 for m in (_WEB_POD, _DB_POD, _DB_POD_PORT, _DB_POD_BIG))
+    disk = Pod.from_manifest(PLUGIN_PODS["VolumeRestrictions"])
     for i in range(n_nodes):
         placed = []
         if i % 7 != 3:
             placed.append((f"web-{i}", web))
         if i % 2 == 0:
             placed.append((f"db-{i}", db_port if i % 4 == 0 else db_big if i % 3 == 0 else db))
+        if i % 10 == 9:
+            placed.append((f"disk-{i}", disk))
         for name, template in placed:
             pod = template.clone(name, NAMESPACE)
             pod.node_name = f"node-{i}"

@@ -356,7 +356,7 @@ def two_commit_core_repo(root: Path) -> Path:
     return root
 
 
-# a test case whose createAny makes a PersistentVolume (not modelled): listed as unsupported
+# a test case whose createAny makes a VolumeAttachment (not modelled): listed as unsupported
 UNMODELLED = """\
 - name: Volumes
   workloadTemplate:

@@ -8,13 +8,21 @@ from scheduler_core.api.node import Node
 from scheduler_core.api.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from scheduler_core.api.pod import Pod
 from scheduler_core.api.podgroup import CompositePodGroup, PodGroup
+from scheduler_core.api.storage import (
+    CSIDriver,
+    CSINode,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+)
 from scheduler_core.errors import ManifestError
 
 __all__ = ["GROUP_KINDS", "MODELLED_KINDS", "UNMODELLED_KINDS", "UnsupportedKindError",
            "parse_object"]
 
 ApiObject = (Node | Pod | Namespace | PriorityClass | PodDisruptionBudget | Service | PodGroup
-             | CompositePodGroup)
+             | CompositePodGroup | PersistentVolume | PersistentVolumeClaim | StorageClass
+             | CSINode | CSIDriver)
 
 _PARSERS: dict[str, Any] = {
     "Node": Node.from_manifest,
@@ -23,6 +31,11 @@ _PARSERS: dict[str, Any] = {
     "PriorityClass": PriorityClass.from_manifest,
     "PodDisruptionBudget": PodDisruptionBudget.from_manifest,
     "Service": Service.from_manifest,
+    "PersistentVolume": PersistentVolume.from_manifest,
+    "PersistentVolumeClaim": PersistentVolumeClaim.from_manifest,
+    "StorageClass": StorageClass.from_manifest,
+    "CSINode": CSINode.from_manifest,
+    "CSIDriver": CSIDriver.from_manifest,
 }
 MODELLED_KINDS = tuple(_PARSERS)
 # Workload-aware scheduling kinds: parsed and validated, but not scheduled by the core yet (no
@@ -34,7 +47,6 @@ _GROUP_PARSERS: dict[str, Any] = {
 GROUP_KINDS = tuple(_GROUP_PARSERS)
 # Real Kubernetes kinds that scheduler_perf workloads create but the core does not model.
 UNMODELLED_KINDS = (
-    "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
     "CSIStorageCapacity", "VolumeAttachment", "ResourceClaim", "ResourceClaimTemplate",
     "DeviceClass", "ResourceSlice", "DeviceTaintRule", "Deployment", "ReplicaSet",
     "StatefulSet", "Job", "ConfigMap", "Secret", "Workload",

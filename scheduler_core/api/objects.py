@@ -18,7 +18,8 @@ _META_IGNORED = ("creationTimestamp", "finalizers", "resourceVersion", "generati
 _PERCENT = re.compile(r"([0-9]+)%")
 
 
-def _root(data: Any, kind: str, *, namespaced: bool) -> tuple[Fields, Fields, str, str]:
+def _root(data: Any, kind: str, *, namespaced: bool, meta_extra: tuple[str, ...] = ()
+          ) -> tuple[Fields, Fields, str, str]:
     if not isinstance(data, dict):
         raise ManifestError(f"expected a mapping for a {kind} manifest", obj=kind.lower())
     key = object_key(data, "default", cluster_scoped=not namespaced)
@@ -28,9 +29,11 @@ def _root(data: Any, kind: str, *, namespaced: bool) -> tuple[Fields, Fields, st
         raise root.error("kind", f'expected "{kind}", got "{got}"')
     meta = root.sub("metadata")
     if namespaced:
-        meta.check_keys(("name", "namespace", "labels", "uid", "annotations"), _META_IGNORED)
+        meta.check_keys(("name", "namespace", "labels", "uid", "annotations", *meta_extra),
+                        _META_IGNORED)
     else:  # the API server drops metadata.namespace of a cluster-scoped object
-        meta.check_keys(("name", "labels", "uid", "annotations"), (*_META_IGNORED, "namespace"))
+        meta.check_keys(("name", "labels", "uid", "annotations", *meta_extra),
+                        (*_META_IGNORED, "namespace"))
     name = meta.str("name", required=True)
     if not name:
         raise meta.error("name", "must be non-empty")

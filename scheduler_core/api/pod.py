@@ -12,6 +12,7 @@ from scheduler_core.api._fields import Fields, object_key
 from scheduler_core.api.affinity import Affinity, TopologySpreadConstraint
 from scheduler_core.api.resources import canonical_map, effective_requests, non_zero_requests
 from scheduler_core.api.selectors import Toleration
+from scheduler_core.api.storage import VolumeSource
 from scheduler_core.errors import ManifestError
 
 __all__ = ["DEFAULT_SCHEDULER_NAME", "Container", "HostPort", "Pod", "PodSpec",
@@ -60,7 +61,22 @@ _STATUS_IGNORED = ("phase", "message", "reason", "hostIP", "hostIPs", "podIP",
                    "ephemeralContainerStatuses", "qosClass", "resize", "resourceClaimStatuses",
                    "observedGeneration")
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
-_VOLUME_SOURCES_NEEDING_PLUGINS = ("persistentVolumeClaim", "ephemeral", "csi")
+# generic ephemeral volumes need the ephemeral volume controller to create their claims
+_VOLUME_SOURCES_UNMODELLED = ("ephemeral",)
+# inline sources the volume plugins look at (VolumeRestrictions' disk conflicts,
+# NodeVolumeLimits' migrated in-tree volumes)
+_INLINE_SOURCES = ("awsElasticBlockStore", "gcePersistentDisk", "azureDisk", "cinder", "rbd",
+                   "iscsi", "csi")
+
+
+@dataclass(frozen=True, slots=True)
+class PodVolume:
+    """A volume of the pod the volume plugins read: a claim, an inline in-tree disk or an
+    inline CSI volume."""
+
+    name: str
+    claim: str = ""  # persistentVolumeClaim.claimName
+    source: VolumeSource | None = None  # an inline in-tree disk
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +112,8 @@ class PodSpec:
     tolerations: tuple[Toleration, ...] = ()
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
-    unsupported_volumes: tuple[str, ...] = ()  # volume kinds the core does not model (PVC...)
+    volumes: tuple[PodVolume, ...] = ()  # claims and inline disks only
+    unsupported_volumes: tuple[str, ...] = ()  # volume kinds the core does not model
     # spec.schedulingGroup.podGroupName: the PodGroup the pod belongs to ("" for none)
     pod_group: str = ""
     # the manifest's spec mapping, kept only under retain_spec_sources(True)
@@ -326,10 +343,14 @@ def parse_pod_spec(spec: Fields) -> PodSpec:
         g.check_keys(("name",))
         gates.append(g.str("name", required=True))
     unsupported = []
+    volumes = []
     for _, v in spec.items("volumes"):
-        for source in _VOLUME_SOURCES_NEEDING_PLUGINS:
+        for source in _VOLUME_SOURCES_UNMODELLED:
             if v.has(source):
                 unsupported.append(source)
+        volume = _pod_volume(v)
+        if volume is not None:
+            volumes.append(volume)
     return PodSpec(
         scheduler_name=spec.str("schedulerName") or DEFAULT_SCHEDULER_NAME,
         node_name=spec.str("nodeName"),
@@ -344,10 +365,26 @@ def parse_pod_spec(spec: Fields) -> PodSpec:
         tolerations=tolerations,
         topology_spread_constraints=spread,
         scheduling_gates=tuple(gates),
+        volumes=tuple(volumes),
         unsupported_volumes=tuple(sorted(set(unsupported))),
         pod_group=_pod_group(spec),
         source=spec.data if _RETAIN_SOURCES[0] else None,
     )
+
+
+def _pod_volume(v: Fields) -> PodVolume | None:
+    name = v.str("name", required=True)
+    if v.has("persistentVolumeClaim"):
+        claim = v.sub("persistentVolumeClaim")
+        claim.check_keys(("claimName",), ("readOnly",))
+        claim_name = claim.str("claimName", required=True)
+        if not claim_name:
+            raise claim.error("claimName", "must be non-empty")
+        return PodVolume(name, claim=claim_name)
+    for key in _INLINE_SOURCES:
+        if v.has(key):
+            return PodVolume(name, source=VolumeSource.read(v, key))
+    return None
 
 
 def _container(c: Fields, *, init: bool) -> Container:

@@ -24,6 +24,13 @@ from scheduler_core.api.node import Node
 from scheduler_core.api.objects import Namespace, PodDisruptionBudget, PriorityClass, Service
 from scheduler_core.api.pod import Pod
 from scheduler_core.api.podgroup import PodGroup
+from scheduler_core.api.storage import (
+    CSIDriver,
+    CSINode,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+)
 from scheduler_core.cluster.events import ADDED, DELETED, MODIFIED, EventType, WatchEvent
 from scheduler_core.errors import AlreadyExistsError, ClusterError, NotFoundError
 from scheduler_core.nodetable.table import NodeTable
@@ -31,6 +38,8 @@ from scheduler_core.nodetable.table import NodeTable
 __all__ = ["Cluster"]
 
 Subscriber = Callable[[WatchEvent], None]
+StorageObject = PersistentVolume | PersistentVolumeClaim | StorageClass | CSINode | CSIDriver
+STORAGE_TYPES = (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver)
 
 
 class Cluster:
@@ -44,6 +53,12 @@ class Cluster:
         self.priority_classes: dict[str, PriorityClass] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.services: dict[str, Service] = {}
+        # storage kinds, by name (claims by "namespace/name")
+        self.pvs: dict[str, PersistentVolume] = {}
+        self.pvcs: dict[str, PersistentVolumeClaim] = {}
+        self.storage_classes: dict[str, StorageClass] = {}
+        self.csi_nodes: dict[str, CSINode] = {}
+        self.csi_drivers: dict[str, CSIDriver] = {}
         self.assumed: set[str] = set()  # pod keys assumed but not yet bound
         # PodGroups by "namespace/name"; the pods naming each group key (whether the group
         # exists or not), and how many of them are assumed or bound (upstream's
@@ -302,10 +317,18 @@ class Cluster:
     def update_service(self, svc: Service) -> None:
         self._put(self.services, f"{svc.namespace}/{svc.name}", svc, "Service", update=True)
 
+    # storage kinds: PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver
+    def put_storage(self, obj: StorageObject, *, update: bool = False) -> None:
+        """Create (or, ``update``, replace) a storage object."""
+        key = obj.key if isinstance(obj, PersistentVolumeClaim) else obj.name
+        self._put(self._store(obj.kind), key, obj, obj.kind, update=update)
+
     def add(self, obj: Node | Pod | Namespace | PriorityClass | PodDisruptionBudget | Service
-            | PodGroup) -> None:
+            | PodGroup | StorageObject) -> None:
         """Add any object the cluster models (the ``add_*`` method of its kind)."""
-        if isinstance(obj, Pod):
+        if isinstance(obj, STORAGE_TYPES):
+            self.put_storage(obj)
+        elif isinstance(obj, Pod):
             self.add_pod(obj)
         elif isinstance(obj, Node):
             self.add_node(obj)
@@ -323,7 +346,8 @@ class Cluster:
             raise ClusterError(f"the cluster does not model {type(obj).__name__} objects")
 
     def delete(self, kind: str, key: str) -> None:
-        """Delete a Namespace, PriorityClass, PodDisruptionBudget, Service or PodGroup by key."""
+        """Delete a Namespace, PriorityClass, PodDisruptionBudget, Service, PodGroup or storage
+        object by key."""
         store = self._store(kind)
         old = store.pop(key, None)
         if old is None:
@@ -333,7 +357,9 @@ class Cluster:
     def _store(self, kind: str) -> dict:
         stores = {"Namespace": self.namespaces, "PriorityClass": self.priority_classes,
                   "PodDisruptionBudget": self.pdbs, "Service": self.services,
-                  "PodGroup": self.pod_groups}
+                  "PodGroup": self.pod_groups, "PersistentVolume": self.pvs,
+                  "PersistentVolumeClaim": self.pvcs, "StorageClass": self.storage_classes,
+                  "CSINode": self.csi_nodes, "CSIDriver": self.csi_drivers}
         if kind not in stores:
             raise ClusterError(f"unknown kind {kind}")
         return stores[kind]

@@ -29,8 +29,9 @@ ImageLocality, TaintToleration and NodeAffinity.
 The attributes are read from the plugin object and default to False: a plugin that does not
 say so (an out-of-tree one, one run through the per-node adapter) is not node-local, and a
 subclass whose Filter reads more than its base's must set them back to False. In-tree:
-NodeUnschedulable, NodeName, TaintToleration, NodeAffinity and the volume placeholders are
-node-local and pod-blind; NodePorts and NodeResourcesFit are node-local.
+NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, VolumeBinding and VolumeZone are
+node-local and pod-blind; NodePorts and NodeResourcesFit are node-local; VolumeRestrictions and
+NodeVolumeLimits read the volumes of the node's pods and are not.
 """
 
 from __future__ import annotations

@@ -19,18 +19,16 @@ from scheduler_core.plugins.node_name import NodeName
 from scheduler_core.plugins.node_ports import NodePorts
 from scheduler_core.plugins.node_resources_fit import NodeResourcesFit
 from scheduler_core.plugins.node_unschedulable import NodeUnschedulable
-from scheduler_core.plugins.not_modelled import (
-    NodeVolumeLimits,
-    VolumeBinding,
-    VolumeRestrictions,
-    VolumeZone,
-)
+from scheduler_core.plugins.node_volume_limits import NodeVolumeLimits
 from scheduler_core.plugins.pod_topology_spread import PodTopologySpread
 from scheduler_core.plugins.podgroup_pods_count import PodGroupPodsCount
 from scheduler_core.plugins.priority_sort import PrioritySort
 from scheduler_core.plugins.scheduling_gates import SchedulingGates
 from scheduler_core.plugins.taint_toleration import TaintToleration
 from scheduler_core.plugins.topology_placement import TopologyPlacementGenerator
+from scheduler_core.plugins.volume_binding import VolumeBinding
+from scheduler_core.plugins.volume_restrictions import VolumeRestrictions
+from scheduler_core.plugins.volume_zone import VolumeZone
 
 __all__ = ["IN_TREE", "build_registry"]
 

@@ -426,13 +426,16 @@ WHOLE_MESSAGES = [
     # ---- parse_object dispatch
     case("parse-object-unknown-kind", "any", {"kind": "Foo"},
          "templates/x.yaml: kind: unknown kind 'Foo' (expected one of: Node, Pod, Namespace, "
-         "PriorityClass, PodDisruptionBudget, Service)"),
+         "PriorityClass, PodDisruptionBudget, Service, PersistentVolume, "
+         "PersistentVolumeClaim, StorageClass, CSINode, CSIDriver)"),
     case("parse-object-missing-kind", "any", {"metadata": {"name": "x"}},
          "templates/x.yaml: kind: unknown kind None (expected one of: Node, Pod, Namespace, "
-         "PriorityClass, PodDisruptionBudget, Service)"),
+         "PriorityClass, PodDisruptionBudget, Service, PersistentVolume, "
+         "PersistentVolumeClaim, StorageClass, CSINode, CSIDriver)"),
     case("parse-object-kind-list", "any", {"kind": ["Pod"]},
          "templates/x.yaml: kind: unknown kind ['Pod'] (expected one of: Node, Pod, Namespace, "
-         "PriorityClass, PodDisruptionBudget, Service)"),
+         "PriorityClass, PodDisruptionBudget, Service, PersistentVolume, "
+         "PersistentVolumeClaim, StorageClass, CSINode, CSIDriver)"),
     case("parse-object-not-a-mapping", "any", [1, 2],
          "templates/x.yaml: expected a mapping (a Kubernetes object)"),
     case("parse-object-dispatches-pod", "any",
@@ -510,8 +513,8 @@ def test_pod_namespace_in_message() -> None:
 
 
 # --------------------------------------------------------------------- unmodelled kinds
-@pytest.mark.parametrize("kind", ["PersistentVolumeClaim", "PersistentVolume", "StorageClass",
-                                  "ResourceClaim", "Deployment"])
+@pytest.mark.parametrize("kind", ["CSIStorageCapacity", "VolumeAttachment", "ResourceClaim",
+                                  "Deployment"])
 def test_unmodelled_kind_raises_unsupported_kind_error(kind: str) -> None:
     assert kind in UNMODELLED_KINDS
     with pytest.raises(UnsupportedKindError) as info:
@@ -531,7 +534,8 @@ def test_unknown_kind_is_not_unsupported_kind_error() -> None:
 def test_modelled_and_unmodelled_kinds_are_disjoint() -> None:
     assert not set(MODELLED_KINDS) & set(UNMODELLED_KINDS)
     assert MODELLED_KINDS == ("Node", "Pod", "Namespace", "PriorityClass",
-                              "PodDisruptionBudget", "Service")
+                              "PodDisruptionBudget", "Service", "PersistentVolume",
+                              "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver")
 
 
 # --------------------------------------------------------------------- fuzzing

@@ -249,7 +249,10 @@ def test_pod_fields_read_from_manifest() -> None:
                  "tolerations": [{"operator": "Exists"}],
                  "schedulingGates": [{"name": "g1"}, {"name": "g2"}],
                  "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "c"}},
-                             {"name": "e", "emptyDir": {}}]},
+                             {"name": "e", "emptyDir": {}},
+                             {"name": "d", "awsElasticBlockStore": {"volumeID": "vol-1",
+                                                                    "readOnly": True}},
+                             {"name": "g", "ephemeral": {"volumeClaimTemplate": {}}}]},
         "status": {"nominatedNodeName": "n2", "phase": "Pending"},
     })
     assert (p.name, p.namespace, p.uid) == ("gen-", "ns1", "u-1")
@@ -260,7 +263,11 @@ def test_pod_fields_read_from_manifest() -> None:
     assert p.spec.preemption_policy == "Never" and p.spec.priority_class_name == "high"
     assert p.spec.node_selector == {"zone": "a"}
     assert p.spec.scheduling_gates == ("g1", "g2")
-    assert p.spec.unsupported_volumes == ("persistentVolumeClaim",)
+    assert [(v.name, v.claim) for v in p.spec.volumes] == [("v", "c"), ("d", "")]
+    disk = p.spec.volumes[1].source
+    assert disk is not None and (disk.kind, disk.ident, disk.read_only) == (
+        "awsElasticBlockStore", "vol-1", True)
+    assert p.spec.unsupported_volumes == ("ephemeral",)
     assert p.nominated_node_name == "n2"
 
 

@@ -18,7 +18,6 @@ import pytest
 from bench import hotpaths
 from bench.asv_bench import catalog
 from scheduler_core.framework.config import DEFAULT_MULTIPOINT
-from scheduler_core.plugins.not_modelled import _VolumePlaceholder
 from scheduler_core.plugins.registry import IN_TREE
 from workloads.result import DataItem, WorkloadResult
 
@@ -78,7 +77,7 @@ def _default_plugins(point: str) -> set[str]:
     names = set()
     for name, _ in DEFAULT_MULTIPOINT:
         cls = IN_TREE[name]
-        if issubclass(cls, _VolumePlaceholder) or name == "DynamicResources":
+        if name == "DynamicResources":
             continue  # not modelled (PreFilter skips every pod): never rejects, nothing to time
         if callable(getattr(cls, point, None)):
             names.add(name)

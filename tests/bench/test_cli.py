@@ -203,12 +203,12 @@ def test_profile_dir_that_is_a_file_exits_2(config, tmp_path):
 def test_list_marks_workloads_needing_unmodelled_objects(tmp_path):
     folder = tmp_path / "configs" / "volumes"
     folder.mkdir(parents=True)
-    (folder / "pv.yaml").write_text("apiVersion: v1\nkind: PersistentVolume\n"
+    (folder / "pv.yaml").write_text("apiVersion: v1\nkind: VolumeAttachment\n"
                                     "metadata: {name: pv}\n")
     (folder / "performance-config.yaml").write_text(UNMODELLED)
     (tc,) = load_configs(folder)
     reason = support_reason(tc, tc.workloads[0])
-    assert reason is not None and "kind PersistentVolume is not modelled" in reason
+    assert reason is not None and "kind VolumeAttachment is not modelled" in reason
     result = CliRunner().invoke(cli, ["list", "--config", str(folder)],
                                 catch_exceptions=False, terminal_width=400)
     assert result.exit_code == 0

@@ -38,7 +38,7 @@ def write_catalog(root: Path) -> Path:
     (misc / "performance-config.yaml").write_text(text)
     volumes = root / "configs" / "volumes"
     volumes.mkdir()
-    (volumes / "pv.yaml").write_text("apiVersion: v1\nkind: PersistentVolume\n"
+    (volumes / "pv.yaml").write_text("apiVersion: v1\nkind: VolumeAttachment\n"
                                      "metadata: {name: pv}\n")
     (volumes / "performance-config.yaml").write_text(UNMODELLED)
     return root / "configs"
@@ -70,7 +70,7 @@ def test_list_table_prints_whole_names_when_not_a_terminal(catalog: Path) -> Non
     broken = next(line for line in result.output.splitlines() if f"{CASE}/{BROKEN}" in line)
     assert "error:" in broken and "parameter $measurePods is undefined" in broken
     unmodelled = next(line for line in result.output.splitlines() if "Volumes/small" in line)
-    assert "no: op 1 createAny" in unmodelled and "PersistentVolume is not modelled" in unmodelled
+    assert "no: op 1 createAny" in unmodelled and "VolumeAttachment is not modelled" in unmodelled
 
 
 def test_list_table_on_a_narrow_terminal_wraps_names_instead_of_cutting_them(
@@ -99,7 +99,7 @@ def test_list_json_is_a_list_of_objects_with_the_table_fields(catalog: Path) -> 
     assert (broken["nodes"], broken["pods"], broken["supported"]) == (None, None, "error")
     assert "parameter $measurePods is undefined" in broken["reason"]
     assert by_name["Volumes/small"]["supported"] == "no"
-    assert "PersistentVolume is not modelled" in by_name["Volumes/small"]["reason"]
+    assert "VolumeAttachment is not modelled" in by_name["Volumes/small"]["reason"]
 
 
 def test_list_csv_has_a_header_and_the_same_rows_as_json(catalog: Path) -> None:

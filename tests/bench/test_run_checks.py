@@ -90,13 +90,13 @@ def test_keep_going_runs_the_good_ones_and_exits_2(mixed: Path, tmp_path: Path,
 def test_unsupported_is_not_bad_input(tmp_path: Path, capsys) -> None:
     folder = tmp_path / "configs" / "volumes"
     folder.mkdir(parents=True)
-    (folder / "pv.yaml").write_text("apiVersion: v1\nkind: PersistentVolume\n"
+    (folder / "pv.yaml").write_text("apiVersion: v1\nkind: VolumeAttachment\n"
                                     "metadata: {name: pv}\n")
     (folder / "performance-config.yaml").write_text(UNMODELLED)
     (tc,) = load_configs(folder)
     check = check_workload(tc, tc.workloads[0])
     assert check.ok and check.problems == []
-    assert check.unsupported is not None and "PersistentVolume" in check.unsupported
+    assert check.unsupported is not None and "VolumeAttachment" in check.unsupported
     assert main(["validate", str(folder)]) == 0
     assert "(1 workload checked, 1 unsupported)" in capsys.readouterr().out
     out = tmp_path / "out"

@@ -11,8 +11,9 @@ from scheduler_core.plugins.registry import IN_TREE
 
 NODE_LOCAL = {names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION,
               names.NODE_AFFINITY, names.NODE_PORTS, names.NODE_RESOURCES_FIT,
-              names.VOLUME_RESTRICTIONS, names.NODE_VOLUME_LIMITS, names.VOLUME_BINDING,
-              names.VOLUME_ZONE, names.DYNAMIC_RESOURCES}
+              names.VOLUME_BINDING, names.VOLUME_ZONE, names.DYNAMIC_RESOURCES}
+# VolumeRestrictions and NodeVolumeLimits read the disks and volumes of the node's pods (not
+# accounting columns): not node-local
 READS_PODS = {names.NODE_PORTS, names.NODE_RESOURCES_FIT}
 
 

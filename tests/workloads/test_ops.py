@@ -47,8 +47,6 @@ BIG_POD = POD.replace("generateName: p-", "generateName: big-").replace(
 GATED_POD = POD.replace("generateName: p-", "generateName: gated-").replace(
     "spec:\n", "spec:\n  schedulingGates:\n  - name: example.com/hold\n")
 LIGHT_POD = POD.replace("spec:\n", "spec:\n  terminationGracePeriodSeconds: 0\n")
-PVC_POD = POD.replace("spec:\n", "spec:\n  volumes:\n  - name: v\n    persistentVolumeClaim:\n"
-                      "      claimName: c\n")
 SERVICE = """\
 apiVersion: v1
 kind: Service
@@ -135,17 +133,6 @@ def test_create_nodes_allocatable_strategy_adds_allocatable(tmp_path):
     _, run = execute(tc, w)
     assert all(n.allocatable["example.com/gpu"] == 2 and n.allocatable["cpu"] == 4000
                for n in nodes(run).values())
-
-
-def test_create_nodes_csi_node_allocatable_is_unsupported(tmp_path):
-    tc, w = make_case(tmp_path, [
-        {"opcode": "createNodes", "count": 2, "nodeAllocatableStrategy": {
-            "nodeAllocatable": {"attachable-volumes-csi-x": "20"},
-            "csiNodeAllocatable": {"x": {"count": 20}}}}, MEASURE])
-    result = execute_workload(tc, w)[0]
-    assert result.status == "unsupported"
-    assert result.reason.startswith("op 0 createNodes (workloadTemplate[0]): ")
-    assert "CSINode is not modelled" in result.reason
 
 
 # --------------------------------------------------------------------------- createNamespaces
@@ -468,36 +455,6 @@ def test_create_any_cluster_scoped_kind_with_namespace_fails(tmp_path):
     result = execute_workload(tc, w)[0]
     assert result.status == "failed"
     assert 'but "Node" has scope "root"' in result.reason
-
-
-def test_create_any_persistent_volume_is_unsupported(tmp_path):
-    pv = ("apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv\nspec:\n"
-          "  capacity:\n    storage: 1Gi\n")
-    tc, w = make_case(tmp_path, [
-        {"opcode": "createNodes", "count": 1},
-        {"opcode": "createAny", "templatePath": "pv.yaml"}, MEASURE], templates={"pv.yaml": pv})
-    result = execute_workload(tc, w)[0]
-    assert result.status == "unsupported"
-    assert result.reason == (f"op 1 createAny (workloadTemplate[1]): {tmp_path / 'pv.yaml'}: "
-                             "kind PersistentVolume is not modelled by scheduler_core")
-    assert result.attempts == 0  # found before anything ran
-
-
-@pytest.mark.parametrize(("op", "why"), [
-    ({"opcode": "createPods", "count": 1, "podTemplatePath": "pvc-pod.yaml"},
-     "pod volumes of kind persistentVolumeClaim need PersistentVolumeClaim/CSI objects"),
-    ({"opcode": "createPods", "count": 1, "persistentVolumeTemplatePath": "pv.yaml",
-      "persistentVolumeClaimTemplatePath": "pvc.yaml"},
-     "kinds PersistentVolume and PersistentVolumeClaim are not modelled"),
-], ids=["pvc-volume-in-template", "pv-and-pvc-templates"])
-def test_pods_with_pvc_are_unsupported(tmp_path, op, why):
-    tc, w = make_case(tmp_path, [{"opcode": "createNodes", "count": 1}, op, MEASURE],
-                      templates={"pvc-pod.yaml": PVC_POD, "pv.yaml": "kind: PersistentVolume\n",
-                                 "pvc.yaml": "kind: PersistentVolumeClaim\n"})
-    result = execute_workload(tc, w)[0]
-    assert result.status == "unsupported"
-    assert result.reason.startswith("op 1 createPods (workloadTemplate[1]): ")
-    assert why in result.reason
 
 
 def test_update_any_node_and_pod_unblock_pods(tmp_path):

@@ -24,7 +24,7 @@ from scheduler_core.api import (
     Service,
     parse_object,
 )
-from scheduler_core.cluster.store import Cluster
+from scheduler_core.cluster.store import STORAGE_TYPES, Cluster
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.ops.manifests import (
     CLUSTER_SCOPED,
@@ -119,6 +119,8 @@ class FakeApi:
             c.delete_node(obj.name)
         elif isinstance(obj, (PodDisruptionBudget, Service)):
             c.delete(type(obj).__name__, f"{obj.namespace}/{obj.name}")
+        elif isinstance(obj, STORAGE_TYPES):
+            c.delete(obj.kind, getattr(obj, "key", obj.name))
         else:
             c.delete(type(obj).__name__, obj.name)
 
@@ -140,6 +142,8 @@ class FakeApi:
             c.update_pdb(obj)
         elif isinstance(obj, Service):
             c.update_service(obj)
+        elif isinstance(obj, STORAGE_TYPES):
+            c.put_storage(obj, update=True)
         else:
             raise WorkloadError(f"updating a {type(obj).__name__} is not supported by the "
                                 "fake cluster")
@@ -185,7 +189,9 @@ class FakeApi:
     def _store_of(self, kind: str) -> Mapping[str, Any]:
         c = self.cluster
         return {"Namespace": c.namespaces, "PriorityClass": c.priority_classes,
-                "PodDisruptionBudget": c.pdbs, "Service": c.services}.get(kind, {})
+                "PodDisruptionBudget": c.pdbs, "Service": c.services, "PersistentVolume": c.pvs,
+                "PersistentVolumeClaim": c.pvcs, "StorageClass": c.storage_classes,
+                "CSINode": c.csi_nodes, "CSIDriver": c.csi_drivers}.get(kind, {})
 
 
 def _resized(old: Pod, new: Pod) -> Pod:

@@ -17,6 +17,7 @@ from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.ops.factories import NodeFactory, PodFactory
 from workloads.ops.manifests import pod_flags, unsupported_kind_reason
 from workloads.ops.templates import TemplateFile
+from workloads.ops.volumes import VolumeFactory
 
 if TYPE_CHECKING:
     from workloads.ops.context import OpContext
@@ -55,7 +56,11 @@ def run_create_nodes(ctx: OpContext, index: int, op: CreateNodes) -> None:
     count = op.count
     for i in range(count):
         try:
-            add(factory.make(i, count))
+            node = factory.make(i, count)
+            add(node)
+            csi_node = factory.csi_node(node)
+            if csi_node is not None:
+                ctx.cluster.put_storage(csi_node)
         except SchedulerCoreError as exc:
             raise WorkloadError(f"creating node: {exc}") from None
         if (i & 1023) == 1023:
@@ -90,15 +95,18 @@ def run_create_namespaces(ctx: OpContext, index: int, op: CreateNamespaces) -> N
 
 
 def prepare_create_pods(ctx: OpContext, index: int, op: CreatePods) -> PodFactory:
-    if op.persistent_volume_claim_template_path or op.persistent_volume_template_path:
-        raise UnsupportedWorkload(
-            "persistentVolumeClaimTemplatePath/persistentVolumeTemplatePath give every pod a "
-            "bound PersistentVolumeClaim volume: kinds PersistentVolume and "
-            "PersistentVolumeClaim are not modelled by scheduler_core")
     assert op.namespace is not None  # resolve() fills it in
+    volumes = None
+    pv, pvc = op.persistent_volume_template_path, op.persistent_volume_claim_template_path
+    if pv is not None or pvc is not None:
+        if pv is None or pvc is None:  # upstream: a volume without a claim template panics
+            raise WorkloadError("createPods: persistentVolumeTemplatePath and "
+                                "persistentVolumeClaimTemplatePath must be set together")
+        volumes = VolumeFactory(TemplateFile(pv), TemplateFile(pvc), op.namespace)
     source = (TemplateFile(op.pod_template_path, op.template_params)
               if op.pod_template_path is not None else None)
-    return PodFactory(ctx.api, source, op.namespace, batch=op.signature_batch_size)
+    return PodFactory(ctx.api, source, op.namespace, batch=op.signature_batch_size,
+                      volumes=volumes)
 
 
 def run_create_pods(ctx: OpContext, index: int, op: CreatePods) -> None:

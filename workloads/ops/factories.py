@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from scheduler_core.api import Node, Pod
+from scheduler_core.api.storage import ANN_MIGRATED_PLUGINS, CSINode
 from workloads.config.ops import (
     LabelNodePrepareStrategy,
     NodeAllocatableStrategy,
@@ -30,6 +31,7 @@ from workloads.ops.manifests import (
     volume_reason,
 )
 from workloads.ops.templates import TemplateFile
+from workloads.ops.volumes import VolumeFactory
 
 __all__ = ["NodeFactory", "PodFactory", "prepared_node_labels"]
 
@@ -42,8 +44,9 @@ class PodFactory:
     """
 
     def __init__(self, api: FakeApi, source: TemplateFile | None, namespace: str, *,
-                 batch: int = 1) -> None:
+                 batch: int = 1, volumes: VolumeFactory | None = None) -> None:
         self.api = api
+        self.volumes = volumes  # each pod's own volume and claim, created with it
         self.source = source
         self.namespace = namespace
         self.batch = max(1, batch)
@@ -76,6 +79,12 @@ class PodFactory:
         check_namespace(manifest, self.namespace, where)
 
     def make(self, index: int, count: int) -> tuple[Pod, PodFlags]:
+        pod, flags = self._make(index, count)
+        if self.volumes is not None:
+            pod = self.volumes.attach(self.api.cluster, pod, index)
+        return pod, flags
+
+    def _make(self, index: int, count: int) -> tuple[Pod, PodFlags]:
         base = self.base
         ns = self.namespace
         if base is not None:
@@ -197,11 +206,8 @@ class NodeFactory:
         self.api = api
         self.source = source
         self.where = source.source if source is not None else "built-in node"
-        if allocatable is not None and (allocatable.csi_node_allocatable
-                                        or allocatable.migrated_plugins):
-            raise UnsupportedWorkload(
-                "nodeAllocatableStrategy.csiNodeAllocatable/migratedPlugins create CSINode "
-                "objects: kind CSINode is not modelled by scheduler_core")
+        self.csi = allocatable if allocatable is not None and (
+            allocatable.csi_node_allocatable or allocatable.migrated_plugins) else None
         self.extra_allocatable = dict(allocatable.node_allocatable) if allocatable else {}
         self.label = None if allocatable else label
         self.unique = None if (allocatable or label) else unique
@@ -248,6 +254,27 @@ class NodeFactory:
             name = meta.get("name") or self.api.node_name(meta.get("generateName") or "")
         labels = prepared_node_labels(dict(base.labels), name, index, self.label, self.unique)
         return base.with_name(name, labels=labels)
+
+
+    def csi_node(self, node: Node) -> CSINode | None:
+        """The node's CSINode, when the allocatable strategy has CSI limits or migrated
+        plugins (upstream NodeAllocatableStrategy.PrepareDependentObjects): one driver entry
+        per csiNodeAllocatable driver (nodeID the node's name) and the migrated-plugins
+        annotation."""
+        if self.csi is None:
+            return None
+        drivers = []
+        for driver in sorted(self.csi.csi_node_allocatable):
+            count = self.csi.csi_node_allocatable[driver]
+            entry: dict[str, Any] = {"name": driver, "nodeID": node.name}
+            if count is not None:
+                entry["allocatable"] = {"count": count}
+            drivers.append(entry)
+        manifest = {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+                    "metadata": {"name": node.name, "annotations": {
+                        ANN_MIGRATED_PLUGINS: ",".join(self.csi.migrated_plugins)}},
+                    "spec": {"drivers": drivers}}
+        return parse_typed(CSINode.from_manifest, manifest, self.where)
 
 
 def _check_kind(manifest: Any, where: str, want: str) -> None:

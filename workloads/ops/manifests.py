@@ -32,7 +32,8 @@ __all__ = [
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-CLUSTER_SCOPED = ("Node", "Namespace", "PriorityClass")
+CLUSTER_SCOPED = ("Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass",
+                  "CSINode", "CSIDriver")
 PodFlags = tuple[bool, bool]  # (deleted at once even when bound, has finalizers)
 
 
@@ -105,8 +106,8 @@ def parse_typed(parse: Callable[..., Any], m: Any, source: str, **kw: Any) -> An
 def volume_reason(pod: Pod, source: str = "") -> str:
     where = f"{source}: " if source else ""
     kinds = ", ".join(pod.spec.unsupported_volumes)
-    return (f"{where}pod volumes of kind {kinds} need PersistentVolumeClaim/CSI objects, "
-            "which are not modelled by scheduler_core")
+    return (f"{where}pod volumes of kind {kinds} need the ephemeral volume controller to "
+            "create their claims, which is not modelled by scheduler_core")
 
 
 def check_scope(kind: str, namespace: str | None, source: str) -> None:

@@ -1,0 +1,422 @@
+"""VolumeBinding. Extension points: PreFilter, Filter, Reserve/Unreserve, PreBind,
+EnqueueExtensions. (Its Score needs the StorageCapacityScoring gate, off in v1.34: not
+modelled.)
+
+PreFilter sorts the pod's claims: a missing claim, a lost one or one being deleted fails as
+unresolvable, as does any claim that is unbound and whose class binds immediately ("pod has
+unbound immediate PersistentVolumeClaims"); a pod without claims is skipped. Filter, per node
+(FindPodVolumes), collects every reason that applies, in upstream's order:
+
+- a bound claim's volume whose node affinity the node's labels do not match: "node(s) didn't
+  match PersistentVolume's node affinity"; checking stops at a bound claim whose volume does
+  not exist: "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
+- claims waiting for their first consumer: one already given another node
+  (``volume.kubernetes.io/selected-node``), or, smallest request first, no free volume of the
+  class that fits the node (the smallest that does is taken, ties by name) and no way to
+  provision one (``kubernetes.io/no-provisioner``, or ``allowedTopologies`` the node misses):
+  "node(s) didn't find available persistent volumes to bind"; a CSI driver with
+  ``storageCapacity: true`` and no CSIStorageCapacity objects (not modelled, so none):
+  "node(s) did not have enough free storage".
+
+Reserve assumes the chosen volumes (other pods' filters see them taken); PreBind writes the
+bindings to the cluster as the API calls and scheduler_perf's fake PV controller would (the
+volume's ``claimRef``, then the claim's ``volumeName`` and bind-completed annotation). Dynamic
+provisioning needs an external provisioner, which no benchmark cluster here has: PreBind
+fails for such a claim with an error that says so (upstream waits ``bindTimeoutSeconds`` and
+fails). Vectorised: volume node affinity over the node table's label codes.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from scheduler_core.api.pod import Pod
+from scheduler_core.api.selectors import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+from scheduler_core.api.storage import (
+    ANN_BIND_COMPLETED,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    claim_class,
+)
+from scheduler_core.cluster.store import Cluster
+from scheduler_core.errors import ConfigError
+from scheduler_core.framework.interface import (
+    SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    Handle,
+    PreFilterResult,
+    QueueingHint,
+    Status,
+)
+from scheduler_core.nodetable.matching import match_node_selector
+from scheduler_core.nodetable.table import NodeTable
+from scheduler_core.plugins import names
+from scheduler_core.plugins.helper import count
+from scheduler_core.plugins.volume_lookup import claim_not_found, pod_claim_hint
+
+__all__ = ["ERR_BIND_CONFLICT", "ERR_NODE_CONFLICT", "ERR_NOT_ENOUGH_SPACE",
+           "ERR_PV_NOT_EXIST", "NAME", "VolumeBinding"]
+
+NAME = names.VOLUME_BINDING
+ERR_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+ERR_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
+ERR_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
+ERR_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+_STATE_KEY = "VolumeBinding"
+# reason bits, in the order upstream appends the reasons
+_NODE, _BIND, _SPACE, _NOPV = 1, 2, 4, 8
+_REASONS = ((_NODE, ERR_NODE_CONFLICT), (_BIND, ERR_BIND_CONFLICT),
+            (_SPACE, ERR_NOT_ENOUGH_SPACE), (_NOPV, ERR_PV_NOT_EXIST))
+
+
+@dataclass(slots=True)
+class _State:
+    bound: list[PersistentVolumeClaim] = field(default_factory=list)
+    delayed: list[PersistentVolumeClaim] = field(default_factory=list)
+
+    def clone(self) -> _State:
+        return self
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What binding the pod on one node takes: (volume, claim) pairs and claims to
+    provision."""
+
+    static: list[tuple[PersistentVolume, PersistentVolumeClaim]]
+    provision: list[PersistentVolumeClaim]
+
+
+def _affinity_selector(pv: PersistentVolume) -> NodeSelector | None:
+    """The volume's required node affinity as CheckNodeAffinity evaluates it: against the
+    node's labels only, so a ``metadata.name`` field requirement sees an empty name."""
+    sel = pv.node_affinity
+    if sel is None or not any(t.fields for t in sel.terms):
+        return sel
+    terms = []
+    for t in sel.terms:
+        if any(r.op == "In" and "" not in r.values for r in t.fields):
+            continue  # never matches an empty name
+        terms.append(NodeSelectorTerm(t.expressions, ()))
+    return NodeSelector(tuple(terms))
+
+
+def _affinity(table: NodeTable, pv: PersistentVolume, idx: Any, n: int) -> np.ndarray | None:
+    sel = _affinity_selector(pv)
+    if sel is None:
+        return None
+    if pv.node_affinity is not None and not sel.terms:
+        return np.zeros(n, dtype=bool)
+    return match_node_selector(table, sel, idx)
+
+
+class VolumeBinding:
+    name: ClassVar[str] = NAME
+    # its Filter reads only node labels and volumes (plugins.node_local)
+    node_local: ClassVar[bool] = True
+    pod_blind: ClassVar[bool] = True
+
+    def __init__(self, args: dict | None = None, handle: Handle | None = None, *,
+                 args_path: str = "") -> None:
+        for key, value in (args or {}).items():
+            if key == "bindTimeoutSeconds":
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise ConfigError("expected a non-negative integer",
+                                      field=f"{args_path}.{key}")
+            elif key == "shape":  # scoring shape, used only with StorageCapacityScoring
+                if not isinstance(value, list):
+                    raise ConfigError("expected a list of {utilization, score} points",
+                                      field=f"{args_path}.{key}")
+            else:
+                raise ConfigError("unknown field", field=f"{args_path}.{key}")
+        self.handle = handle
+        # Reserve's assumptions until PreBind: volume -> claim key, claim key -> its plan
+        self.assumed_pvs: dict[str, str] = {}
+
+    @property
+    def _cluster(self) -> Cluster:
+        assert self.handle is not None, "VolumeBinding needs the scheduler's cluster"
+        return self.handle.cluster
+
+    # ------------------------------------------------------------------ PreFilter
+    def pre_filter(self, state: CycleState, pod: Pod, table: NodeTable
+                   ) -> tuple[PreFilterResult | None, Status | None]:
+        claims = [v.claim for v in pod.spec.volumes if v.claim]
+        if not claims:
+            state.write(_STATE_KEY, _State())
+            return None, SKIP
+        cluster = self._cluster
+        found = []
+        for name in claims:
+            pvc = cluster.pvcs.get(f"{pod.namespace}/{name}")
+            if pvc is None:
+                return None, Status.unresolvable(claim_not_found(name), plugin=NAME)
+            if pvc.phase == "Lost":
+                return None, Status.unresolvable(
+                    f'persistentvolumeclaim "{name}" bound to non-existent persistentvolume '
+                    f'"{pvc.volume_name}"', plugin=NAME)
+            if pvc.deleting:
+                return None, Status.unresolvable(
+                    f'persistentvolumeclaim "{name}" is being deleted', plugin=NAME)
+            found.append(pvc)
+        s = _State()
+        for pvc in found:
+            if pvc.fully_bound:
+                s.bound.append(pvc)
+                continue
+            sc = cluster.storage_classes.get(claim_class(pvc))
+            if sc is not None and sc.wait_for_first_consumer and not pvc.volume_name:
+                s.delayed.append(pvc)
+            else:
+                return None, Status.unresolvable(
+                    "pod has unbound immediate PersistentVolumeClaims", plugin=NAME)
+        state.write(_STATE_KEY, s)
+        return None, None
+
+    # ------------------------------------------------------------------ Filter
+    def _reasons(self, s: _State, table: NodeTable, idx: Any) -> np.ndarray:
+        """Per node of ``idx``: the reason bits of FindPodVolumes (0: the pod fits)."""
+        n = count(table, idx)
+        bits = np.zeros(n, dtype=np.int8)
+        cluster = self._cluster
+        if s.bound:
+            ok = np.ones(n, dtype=bool)
+            missing = False
+            for pvc in s.bound:
+                pv = cluster.pvs.get(pvc.volume_name)
+                if pv is None:
+                    missing = True
+                    break
+                m = _affinity(table, pv, idx, n)
+                if m is not None:
+                    ok &= m
+            bits[~ok] |= _NODE
+            if missing:
+                bits[ok] |= _NOPV
+        if s.delayed:
+            bits |= self._delayed_reasons(s.delayed, table, idx, n)
+        return bits
+
+    def _selected_elsewhere(self, pvc: PersistentVolumeClaim, table: NodeTable, idx: Any,
+                            n: int) -> np.ndarray | None:
+        node = pvc.annotations.get("volume.kubernetes.io/selected-node")
+        if node is None:
+            return None
+        slot = table.slot_of.get(node, -1)
+        return np.arange(table.capacity)[idx] != slot if slot >= 0 else np.ones(n, dtype=bool)
+
+    def _candidates(self, pvc: PersistentVolumeClaim) -> list[PersistentVolume]:
+        """FindMatchingVolume's node-independent checks, best first: volumes of the claim's
+        class that are free (or already meant for it), big enough, of the claim's volume mode,
+        with its access modes and matching its selector; smallest first, then by name."""
+        cls = claim_class(pvc)
+        out = []
+        for pv in self._cluster.pvs.values():
+            if pv.storage_class != cls or pv.capacity < pvc.request:
+                continue
+            if pv.volume_mode != pvc.volume_mode:
+                continue
+            ref = self.assumed_pvs.get(pv.name)
+            claim_ref = pv.claim_ref if ref is None else tuple(ref.split("/", 1))
+            if claim_ref is not None:
+                if claim_ref == (pvc.namespace, pvc.name):
+                    return [pv]  # pre-bound to this claim: it alone is considered
+                continue
+            if pv.phase != "Available":
+                continue
+            if pvc.selector is not None and not pvc.selector.matches(pv.labels):
+                continue
+            if not set(pvc.access_modes) <= set(pv.access_modes):
+                continue
+            out.append(pv)
+        out.sort(key=lambda pv: (pv.capacity, pv.name))
+        return out
+
+    def _delayed_reasons(self, claims: list[PersistentVolumeClaim], table: NodeTable,
+                         idx: Any, n: int) -> np.ndarray:
+        bits = np.zeros(n, dtype=np.int8)
+        stop, provision = self._match(claims, table, idx, n)
+        bits[stop] |= _BIND
+        live = ~stop
+        decided = np.zeros(n, dtype=bool)  # checkVolumeProvisions returned on this node
+        for pvc, needs in provision:
+            needs = needs & live & ~decided
+            if not needs.any():
+                continue
+            sc = self._cluster.storage_classes.get(claim_class(pvc))
+            assert sc is not None  # a delayed claim's class exists (PreFilter)
+            if sc.provisioner == NO_PROVISIONER:
+                bits[needs] |= _BIND
+                decided |= needs
+                continue
+            if sc.allowed_topologies:
+                allowed = self._allowed(sc, table, idx)
+                bits[needs & ~allowed] |= _BIND
+                decided |= needs & ~allowed
+                needs = needs & allowed
+            driver = self._cluster.csi_drivers.get(sc.provisioner)
+            if driver is not None and driver.storage_capacity:
+                bits[needs] |= _SPACE  # no CSIStorageCapacity objects: never enough
+                decided |= needs
+        return bits
+
+    @staticmethod
+    def _allowed(sc: Any, table: NodeTable, idx: Any) -> np.ndarray:
+        terms = []
+        for term in sc.allowed_topologies:
+            terms.append(NodeSelectorTerm(tuple(
+                NodeSelectorRequirement(k, "In", tuple(sorted(vs))) for k, vs in term)))
+        return match_node_selector(table, NodeSelector(tuple(terms)), idx)
+
+    def _match(self, claims: list[PersistentVolumeClaim], table: NodeTable, idx: Any, n: int
+               ) -> tuple[np.ndarray, list[tuple[PersistentVolumeClaim, np.ndarray]]]:
+        """Per node: whether a claim selected for another node stops the search, and for each
+        claim to provision (selected here, or unmatched), the nodes where it needs it."""
+        stop = np.zeros(n, dtype=bool)
+        provision: list[tuple[PersistentVolumeClaim, np.ndarray]] = []
+        to_match = []
+        for pvc in claims:
+            elsewhere = self._selected_elsewhere(pvc, table, idx, n)
+            if elsewhere is None:
+                to_match.append(pvc)
+            else:
+                stop |= elsewhere
+                provision.append((pvc, ~elsewhere))
+        to_match.sort(key=lambda c: c.request)  # byPVCSize (stable, as for a few claims)
+        taken: dict[str, np.ndarray] = {}  # volume -> nodes where an earlier claim took it
+        for pvc in to_match:
+            found = np.zeros(n, dtype=bool)
+            for pv in self._candidates(pvc):
+                fits = ~found
+                m = _affinity(table, pv, idx, n)
+                if m is not None:
+                    fits &= m
+                prior = taken.get(pv.name)
+                if prior is not None:
+                    fits &= ~prior
+                if fits.any():
+                    taken[pv.name] = fits if prior is None else prior | fits
+                    found |= fits
+            provision.append((pvc, ~found))
+        return stop, provision
+
+    def filter(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any) -> np.ndarray | None:
+        s: _State | None = state.get(_STATE_KEY)
+        if s is None or (not s.bound and not s.delayed):
+            return None
+        return self._reasons(s, table, idx) == 0
+
+    def explain(self, state: CycleState, pod: Pod, table: NodeTable, idx: Any
+                ) -> tuple[np.ndarray, list[Status]]:
+        s: _State = state.get(_STATE_KEY)
+        bits = self._reasons(s, table, idx)
+        combos, rows = np.unique(bits, return_inverse=True)
+        statuses = [Status.unresolvable(*[text for bit, text in _REASONS if int(b) & bit],
+                                        plugin=NAME) for b in combos.tolist()]
+        return rows.reshape(-1).astype(np.int64), statuses
+
+    # ------------------------------------------------------------------ Reserve / PreBind
+    def _plan(self, s: _State, node_name: str) -> _Plan:
+        table = self._cluster.table
+        slot = table.slot_of[node_name]
+        idx = np.asarray([slot], dtype=np.int64)
+        plan = _Plan([], [])
+        if not s.delayed:
+            return plan
+        _, provision = self._match(s.delayed, table, idx, 1)
+        needs = {id(pvc) for pvc, m in provision if m[0]}
+        for pvc in sorted((c for c in s.delayed if id(c) not in needs),
+                          key=lambda c: c.request):
+            for pv in self._candidates(pvc):
+                m = _affinity(table, pv, idx, 1)
+                if (m is None or m[0]) and pv.name not in self.assumed_pvs:
+                    plan.static.append((pv, pvc))
+                    self.assumed_pvs[pv.name] = pvc.key
+                    break
+        plan.provision = [pvc for pvc in s.delayed if id(pvc) in needs]
+        return plan
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        s: _State | None = state.get(_STATE_KEY)
+        if s is None or not s.delayed:
+            return None
+        state.write(_STATE_KEY + "/plan", self._plan(s, node_name))
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        plan: _Plan | None = state.get(_STATE_KEY + "/plan")
+        if plan is not None:
+            for pv, _ in plan.static:
+                self.assumed_pvs.pop(pv.name, None)
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        plan: _Plan | None = state.get(_STATE_KEY + "/plan")
+        if plan is None or (not plan.static and not plan.provision):
+            return None
+        cluster = self._cluster
+        for pv, pvc in plan.static:
+            self.assumed_pvs.pop(pv.name, None)
+            m = copy.deepcopy(pv.manifest)
+            m["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+                                     "namespace": pvc.namespace, "name": pvc.name}
+            m.setdefault("metadata", {}).setdefault("annotations", {})[
+                "pv.kubernetes.io/bound-by-controller"] = "yes"
+            cluster.put_storage(PersistentVolume.from_manifest(m), update=True)
+            c = copy.deepcopy(pvc.manifest)
+            c["spec"]["volumeName"] = pv.name
+            c.setdefault("metadata", {}).setdefault("annotations", {})[ANN_BIND_COMPLETED] = "yes"
+            cluster.put_storage(PersistentVolumeClaim.from_manifest(c), update=True)
+        if plan.provision:
+            keys = ", ".join(p.key for p in plan.provision)
+            return Status.error(f"binding volumes: claims {keys} need dynamic provisioning, "
+                                "which scheduler_core does not model (no external "
+                                "provisioner)", plugin=NAME)
+        return None
+
+    # ------------------------------------------------------------------ events
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent("StorageClass", ActionType.ADD | ActionType.UPDATE),
+                                 _after_class_changed),
+            ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim",
+                                              ActionType.ADD | ActionType.UPDATE),
+                                 pod_claim_hint),
+            ClusterEventWithHint(ClusterEvent("PersistentVolume",
+                                              ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD
+                                              | ActionType.UPDATE_NODE_LABEL)),
+            ClusterEventWithHint(ClusterEvent("CSINode", ActionType.ADD | ActionType.UPDATE),
+                                 _after_csi_node_changed),
+            ClusterEventWithHint(ClusterEvent("CSIDriver", ActionType.UPDATE),
+                                 _after_csi_driver_changed),
+        ]
+
+
+def _after_class_changed(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    if old is None or old.allowed_topologies != new.allowed_topologies:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _after_csi_node_changed(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    if old is None or old.migrated_plugins != new.migrated_plugins:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _after_csi_driver_changed(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    """isSchedulableAfterCSIDriverChange: storageCapacity turned off for the driver of an
+    inline CSI volume of the pod."""
+    for v in pod.spec.volumes:
+        if v.source is not None and v.source.kind == "csi" and v.source.driver == new.name \
+                and old.storage_capacity and not new.storage_capacity:
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP

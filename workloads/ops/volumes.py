@@ -1,0 +1,97 @@
+"""createPods with ``persistentVolumeTemplatePath`` and ``persistentVolumeClaimTemplatePath``:
+every pod gets its own PersistentVolume and a claim bound to it.
+
+As upstream's CreatePodWithPersistentVolume (test/utils) does it for pod ``i`` of the op in
+namespace ``ns``: the volume is the template with name ``<ns>-vol-<i>`` and, for a CSI or AWS
+EBS source, volume handle / volume ID ``vol-<i>`` (the same handle in every namespace, as
+upstream), its ``claimRef`` the claim and its phase Bound; the claim is the template named
+``pvc-<i>``, ``spec.volumeName`` the volume and phase Bound; the pod's volumes are replaced by
+one volume ``vol`` naming the claim. The volume and the claim exist before the pod.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from typing import Any
+
+from scheduler_core.api.pod import Pod, PodVolume
+from scheduler_core.api.storage import PersistentVolume, PersistentVolumeClaim
+from scheduler_core.cluster.store import Cluster
+from scheduler_core.errors import SchedulerCoreError
+from workloads.ops.errors import WorkloadError
+from workloads.ops.manifests import parse_typed
+from workloads.ops.templates import TemplateFile
+
+__all__ = ["VolumeFactory"]
+
+
+def _template(tf: TemplateFile, kind: str) -> dict[str, Any]:
+    m = tf.manifest(0, 1)
+    if not isinstance(m, dict):
+        raise WorkloadError(f"{tf.source}: expected a {kind} manifest (a mapping)")
+    got = m.get("kind", kind)
+    if got != kind:
+        raise WorkloadError(f'{tf.source}: parsing {kind}: expected kind "{kind}", got '
+                            f'"{got}"')
+    return m
+
+
+class VolumeFactory:
+    """The volume and claim of each pod of one createPods op (see the module docstring)."""
+
+    def __init__(self, pv_template: TemplateFile, pvc_template: TemplateFile,
+                 namespace: str) -> None:
+        self.namespace = namespace
+        self.pv_source = pv_template.source
+        self.pvc_source = pvc_template.source
+        self.pv = _template(pv_template, "PersistentVolume")
+        self.pvc = _template(pvc_template, "PersistentVolumeClaim")
+        # both parse as they are (a bad template is bad input before anything runs)
+        self._volume(0)
+        self._claim(0)
+
+    def _volume(self, i: int) -> PersistentVolume:
+        m = copy.deepcopy(self.pv)
+        meta = m.setdefault("metadata", {}) or {}
+        m["metadata"] = meta
+        meta["name"] = f"{self.namespace}-vol-{i}"
+        spec = m.setdefault("spec", {}) or {}
+        m["spec"] = spec
+        for key, ident in (("csi", "volumeHandle"), ("awsElasticBlockStore", "volumeID")):
+            if isinstance(spec.get(key), dict):
+                spec[key][ident] = f"vol-{i}"
+                break
+        spec["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+                            "namespace": self.namespace, "name": f"pvc-{i}"}
+        m["status"] = {"phase": "Bound"}
+        return parse_typed(PersistentVolume.from_manifest, m, self.pv_source)
+
+    def _claim(self, i: int) -> PersistentVolumeClaim:
+        m = copy.deepcopy(self.pvc)
+        meta = m.setdefault("metadata", {}) or {}
+        m["metadata"] = meta
+        meta["name"] = f"pvc-{i}"
+        meta["namespace"] = self.namespace
+        spec = m.setdefault("spec", {}) or {}
+        m["spec"] = spec
+        spec["volumeName"] = f"{self.namespace}-vol-{i}"
+        m["status"] = {"phase": "Bound"}
+        return parse_typed(PersistentVolumeClaim.from_manifest, m, self.pvc_source)
+
+    def attach(self, cluster: Cluster, pod: Pod, i: int) -> Pod:
+        """Create pod ``i``'s volume and claim in ``cluster`` and return the pod with its
+        volumes replaced by the claim."""
+        try:
+            cluster.put_storage(self._volume(i))
+            cluster.put_storage(self._claim(i))
+        except SchedulerCoreError as exc:
+            raise WorkloadError(f"creating the volume of pod {i}: {exc}") from None
+        claim = f"pvc-{i}"
+        source = pod.spec.source
+        pod.spec = replace(
+            pod.spec, volumes=(PodVolume("vol", claim=claim),),
+            source=None if source is None else {
+                **source, "volumes": [{"name": "vol",
+                                       "persistentVolumeClaim": {"claimName": claim}}]})
+        return pod
