@@ -204,6 +204,16 @@ class PodBuilder:
         self._m["metadata"]["labels"][key] = value
         return self
 
+    def claim(self, name: str) -> PodBuilder:
+        """A persistentVolumeClaim volume naming claim ``name``."""
+        return self.volume({"persistentVolumeClaim": {"claimName": name}})
+
+    def volume(self, source: dict[str, Any]) -> PodBuilder:
+        """A volume with this source, e.g. ``{"awsElasticBlockStore": {"volumeID": "v"}}``."""
+        vols = self._spec.setdefault("volumes", [])
+        vols.append({"name": f"v{len(vols)}", **source})
+        return self
+
     def manifest(self) -> dict[str, Any]:
         m = copy.deepcopy(self._m)
         if not m["spec"]["containers"]:
