@@ -26,6 +26,10 @@ disjoint placements with one call: every active (not skipped at PreScore) Score 
 reads only the scores it is given. In-tree: NodeResourcesFit, NodeResourcesBalancedAllocation,
 ImageLocality, TaintToleration and NodeAffinity.
 
+A plugin that is neither may still say so for one cycle: ``blind_in(state)`` true means its
+Filter reads neither other nodes nor the node's pods in this cycle (node-local and pod-blind
+then). NodeVolumeLimits does when no node has an attach limit for the pod's drivers.
+
 The attributes are read from the plugin object and default to False: a plugin that does not
 say so (an out-of-tree one, one run through the per-node adapter) is not node-local, and a
 subclass whose Filter reads more than its base's must set them back to False. In-tree:
@@ -44,6 +48,13 @@ from scheduler_core.plugins import names
 __all__ = ["node_local", "resource_filter", "scores_node_local"]
 
 
+def _blind_in(p: Any, state: CycleState) -> bool:
+    """The plugin says that in this cycle its Filter reads neither other nodes nor the node's
+    pods (``blind_in(state)``), e.g. NodeVolumeLimits when no node limits the pod's drivers."""
+    blind_in = getattr(p, "blind_in", None)
+    return callable(blind_in) and bool(blind_in(state))
+
+
 def node_local(fwk: Any, state: CycleState) -> bool:
     """True when many nodes' dry runs can share one filter call (see the module docstring)."""
     skip = state.skip_filter
@@ -51,7 +62,8 @@ def node_local(fwk: Any, state: CycleState) -> bool:
         if p.name not in skip and callable(getattr(p, "add_pod", None)):
             return False
     for p in fwk.filter_plugins:
-        if p.name not in skip and not getattr(p, "node_local", False):
+        if (p.name not in skip and not getattr(p, "node_local", False)
+                and not _blind_in(p, state)):
             return False
     return True
 
@@ -66,7 +78,7 @@ def resource_filter(fwk: Any, state: CycleState) -> Any:
     found = None
     skip = state.skip_filter
     for p in fwk.filter_plugins:
-        if p.name in skip or getattr(p, "pod_blind", False):
+        if p.name in skip or getattr(p, "pod_blind", False) or _blind_in(p, state):
             continue
         if p.name != names.NODE_RESOURCES_FIT or found is not None:
             return None

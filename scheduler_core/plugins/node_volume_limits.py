@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from scheduler_core.api.pod import Pod
+from scheduler_core.api.quantity import INT64_MAX
 from scheduler_core.framework.interface import (
     SKIP,
     ActionType,
@@ -47,6 +48,7 @@ __all__ = ["ERR_REASON", "NAME", "NodeVolumeLimits"]
 
 NAME = names.NODE_VOLUME_LIMITS
 ERR_REASON = "node(s) exceed max volume count"
+_LIMITED_KEY = "PreFilter" + NAME + "/limited"  # some node limits a driver of the pod
 
 
 class NodeVolumeLimits(FilterBase):
@@ -67,8 +69,19 @@ class NodeVolumeLimits(FilterBase):
                    ) -> tuple[PreFilterResult | None, Status | None]:
         for v in pod.spec.volumes:
             if v.claim or (v.source is not None and inline_csi_volume(v.source) is not None):
+                vols, status = self._new_volumes(pod)
+                limits = self._index().limits
+                limited = status is not None or any(
+                    (col := limits.get(vol.driver)) is not None and bool((col < INT64_MAX).any())
+                    for vol in vols)
+                state.write(_LIMITED_KEY, limited)
                 return None, None
         return None, SKIP
+
+    def blind_in(self, state: CycleState) -> bool:
+        """No node has an attach limit for the pod's drivers: every node passes, whatever its
+        pods (plugins.node_local)."""
+        return state.get(_LIMITED_KEY) is False
 
     def _new_volumes(self, pod: Pod) -> tuple[list[CSIVolume], Status | None]:
         assert self.handle is not None

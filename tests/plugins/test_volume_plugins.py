@@ -351,3 +351,18 @@ def test_bound_and_delayed_reasons_are_reported_together():
                               make_pod("p").claim("zonal").claim("want").obj(), c.table))
     assert out == {"n0": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                           (ERR_NODE_CONFLICT, ERR_BIND_CONFLICT))}
+
+
+def test_limits_are_node_local_only_when_no_node_limits_the_pods_drivers():
+    # the preemption and nominated-pod dry runs may then check many nodes in one call
+    c, h = cluster_of(_nodes(None, None), [*bound("a"), csi_node("n1", {"other.csi": 1})])
+    plugin = NodeVolumeLimits(handle=h)
+    pod = make_pod("p").claim("a").obj()
+    state = CycleState()
+    plugin.pre_filter(state, pod, c.table)
+    assert plugin.blind_in(state)
+    from scheduler_core.api.storage import CSINode
+    c.put_storage(CSINode.from_manifest(csi_node("n0", {EBS: 5})))
+    state = CycleState()
+    plugin.pre_filter(state, pod, c.table)
+    assert not plugin.blind_in(state)
