@@ -42,6 +42,7 @@ from scheduler_core.api.storage import (
     PersistentVolumeClaim,
     claim_class,
 )
+from scheduler_core.cluster.events import WatchEvent
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.errors import ConfigError
 from scheduler_core.framework.interface import (
@@ -58,7 +59,7 @@ from scheduler_core.framework.interface import (
 from scheduler_core.nodetable.matching import match_node_selector
 from scheduler_core.nodetable.table import NodeTable
 from scheduler_core.plugins import names
-from scheduler_core.plugins.helper import count
+from scheduler_core.plugins.helper import count, memo_by_version
 from scheduler_core.plugins.volume_lookup import claim_not_found, pod_claim_hint
 
 __all__ = ["ERR_BIND_CONFLICT", "ERR_NODE_CONFLICT", "ERR_NOT_ENOUGH_SPACE",
@@ -113,9 +114,85 @@ def _affinity(table: NodeTable, pv: PersistentVolume, idx: Any, n: int) -> np.nd
     sel = _affinity_selector(pv)
     if sel is None:
         return None
-    if pv.node_affinity is not None and not sel.terms:
+    if not sel.terms:
         return np.zeros(n, dtype=bool)
     return match_node_selector(table, sel, idx)
+
+
+def _affinity_mask(table: NodeTable, sel: NodeSelector | None) -> np.ndarray:
+    """Every slot: the node matches the volume's (CheckNodeAffinity-adjusted) selector."""
+    idx = slice(0, table.capacity)
+    if sel is None:
+        return np.ones(table.capacity, dtype=bool)
+    if not sel.terms:
+        return np.zeros(table.capacity, dtype=bool)
+    return match_node_selector(table, sel, idx)
+
+
+class _ClassVolumes:
+    """The volumes of one storage class, best first (smallest, then by name), as arrays:
+    capacity, free (Available, no claimRef, not assumed), block mode, the affinity group (an
+    index into ``selectors``, -1 for none), and the volume pre-bound to each claim."""
+
+    def __init__(self, pvs: list[PersistentVolume], assumed: dict[str, str]) -> None:
+        pvs = sorted(pvs, key=lambda pv: (pv.capacity, pv.name))
+        self.pvs = pvs
+        n = len(pvs)
+        self.pos = {pv.name: i for i, pv in enumerate(pvs)}
+        self.capacity = np.fromiter((pv.capacity for pv in pvs), dtype=np.int64, count=n)
+        self.block = np.fromiter((pv.volume_mode == "Block" for pv in pvs), dtype=bool, count=n)
+        self.bound_to: dict[str, int] = {}
+        self.free = np.zeros(n, dtype=bool)
+        for i, pv in enumerate(pvs):
+            self._set_claim(i, pv, assumed)
+        self.selectors: list[NodeSelector | None] = []
+        where: dict[NodeSelector | None, int] = {}
+        groups = np.full(n, -1, dtype=np.int32)
+        for i, pv in enumerate(pvs):
+            if pv.node_affinity is None:
+                continue
+            sel = _affinity_selector(pv)
+            g = where.get(sel)
+            if g is None:
+                g = where[sel] = len(self.selectors)
+                self.selectors.append(sel)
+            groups[i] = g
+        self.group = groups
+        self._modes: dict[tuple[str, ...], np.ndarray] = {}
+
+    def _set_claim(self, i: int, pv: PersistentVolume, assumed: dict[str, str]) -> None:
+        ref = assumed.get(pv.name)
+        if ref is None and pv.claim_ref is not None:
+            ref = f"{pv.claim_ref[0]}/{pv.claim_ref[1]}"
+        if ref is not None:
+            self.bound_to.setdefault(ref, i)
+        self.free[i] = ref is None and pv.phase == "Available"
+
+    def refresh(self, pv: PersistentVolume, assumed: dict[str, str]) -> bool:
+        """Take a volume's new claim, phase or assumption; False when it is not one of these
+        volumes or changed more than that (the caller rebuilds)."""
+        i = self.pos.get(pv.name)
+        if i is None:
+            return False
+        old = self.pvs[i]
+        if (old.capacity, old.volume_mode, old.access_modes, old.node_affinity, old.labels,
+                old.storage_class) != (pv.capacity, pv.volume_mode, pv.access_modes,
+                                       pv.node_affinity, pv.labels, pv.storage_class):
+            return False
+        self.bound_to = {k: j for k, j in self.bound_to.items() if j != i}
+        self.pvs[i] = pv
+        self._set_claim(i, pv, assumed)
+        return True
+
+    def modes_ok(self, wanted: tuple[str, ...]) -> np.ndarray:
+        """Per volume: it offers every access mode of ``wanted`` (CheckAccessModes)."""
+        hit = self._modes.get(wanted)
+        if hit is None:
+            need = set(wanted)
+            hit = self._modes[wanted] = np.fromiter(
+                (need <= set(pv.access_modes) for pv in self.pvs), dtype=bool,
+                count=len(self.pvs))
+        return hit
 
 
 class VolumeBinding:
@@ -138,8 +215,11 @@ class VolumeBinding:
             else:
                 raise ConfigError("unknown field", field=f"{args_path}.{key}")
         self.handle = handle
-        # Reserve's assumptions until PreBind: volume -> claim key, claim key -> its plan
+        # Reserve's assumptions until PreBind: volume -> claim key
         self.assumed_pvs: dict[str, str] = {}
+        # per storage class, its volumes as arrays, kept current by the volume events
+        self._volumes: dict[str, _ClassVolumes] = {}
+        self._subscribed: Cluster | None = None
 
     @property
     def _cluster(self) -> Cluster:
@@ -213,32 +293,66 @@ class VolumeBinding:
         slot = table.slot_of.get(node, -1)
         return np.arange(table.capacity)[idx] != slot if slot >= 0 else np.ones(n, dtype=bool)
 
-    def _candidates(self, pvc: PersistentVolumeClaim) -> list[PersistentVolume]:
-        """FindMatchingVolume's node-independent checks, best first: volumes of the claim's
-        class that are free (or already meant for it), big enough, of the claim's volume mode,
-        with its access modes and matching its selector; smallest first, then by name."""
-        cls = claim_class(pvc)
-        out = []
-        for pv in self._cluster.pvs.values():
-            if pv.storage_class != cls or pv.capacity < pvc.request:
-                continue
-            if pv.volume_mode != pvc.volume_mode:
-                continue
-            ref = self.assumed_pvs.get(pv.name)
-            claim_ref = pv.claim_ref if ref is None else tuple(ref.split("/", 1))
-            if claim_ref is not None:
-                if claim_ref == (pvc.namespace, pvc.name):
-                    return [pv]  # pre-bound to this claim: it alone is considered
-                continue
-            if pv.phase != "Available":
-                continue
-            if pvc.selector is not None and not pvc.selector.matches(pv.labels):
-                continue
-            if not set(pvc.access_modes) <= set(pv.access_modes):
-                continue
-            out.append(pv)
-        out.sort(key=lambda pv: (pv.capacity, pv.name))
-        return out
+    def _class_volumes(self, name: str) -> _ClassVolumes:
+        """The volumes of class ``name`` as arrays."""
+        cluster = self._cluster
+        if self._subscribed is not cluster:
+            self._volumes.clear()
+            cluster.subscribe(self._on_event)
+            self._subscribed = cluster
+        cv = self._volumes.get(name)
+        if cv is None:
+            pvs = [pv for pv in cluster.pvs.values() if pv.storage_class == name]
+            cv = self._volumes[name] = _ClassVolumes(pvs, self.assumed_pvs)
+        return cv
+
+    def _on_event(self, ev: WatchEvent) -> None:
+        if ev.kind == "PersistentVolume":
+            self._refresh(ev.old, ev.new)
+
+    def _refresh(self, old: PersistentVolume | None, new: PersistentVolume | None) -> None:
+        """A volume changed (or its assumption did): patch its class's arrays, or drop them
+        to be rebuilt."""
+        if old is not None and new is not None and old.storage_class == new.storage_class:
+            cv = self._volumes.get(new.storage_class)
+            if cv is None or cv.refresh(new, self.assumed_pvs):
+                return
+        for pv in (old, new):
+            if pv is not None:
+                self._volumes.pop(pv.storage_class, None)
+
+    def _assume(self, pv: PersistentVolume, claim: str | None) -> None:
+        if claim is None:
+            self.assumed_pvs.pop(pv.name, None)
+        else:
+            self.assumed_pvs[pv.name] = claim
+        self._refresh(pv, self._cluster.pvs.get(pv.name, pv))
+
+    def _candidates(self, pvc: PersistentVolumeClaim) -> tuple[_ClassVolumes, np.ndarray]:
+        """FindMatchingVolume's node-independent checks: the positions (best first) of the
+        volumes of the claim's class that are free, big enough, of its volume mode, with its
+        access modes and matching its selector; a volume pre-bound to the claim alone."""
+        cv = self._class_volumes(claim_class(pvc))
+        pre = cv.bound_to.get(pvc.key)
+        if pre is not None:
+            ok = cv.capacity[pre] >= pvc.request and cv.block[pre] == (pvc.volume_mode == "Block")
+            return cv, np.asarray([pre] if ok else [], dtype=np.int64)
+        mask = cv.free & (cv.capacity >= pvc.request) & (cv.block == (pvc.volume_mode == "Block"))
+        mask &= cv.modes_ok(pvc.access_modes)
+        if pvc.selector is not None:
+            sel = pvc.selector
+            mask &= np.fromiter((sel.matches(pv.labels) for pv in cv.pvs), dtype=bool,
+                                count=len(cv.pvs))
+        return cv, np.flatnonzero(mask)
+
+    def _group_mask(self, cv: _ClassVolumes, g: int, table: NodeTable, idx: Any, n: int
+                    ) -> np.ndarray:
+        if g < 0:
+            return np.ones(n, dtype=bool)
+        sel = cv.selectors[g]
+        every = memo_by_version(table, ("VolumeBinding/affinity", sel),
+                                lambda: _affinity_mask(table, sel))
+        return every[idx]
 
     def _delayed_reasons(self, claims: list[PersistentVolumeClaim], table: NodeTable,
                          idx: Any, n: int) -> np.ndarray:
@@ -291,19 +405,27 @@ class VolumeBinding:
                 stop |= elsewhere
                 provision.append((pvc, ~elsewhere))
         to_match.sort(key=lambda c: c.request)  # byPVCSize (stable, as for a few claims)
+        if len(to_match) == 1:  # nothing to share: any fitting volume's affinity will do
+            cv, cand = self._candidates(to_match[0])
+            found = np.zeros(n, dtype=bool)
+            for g in np.unique(cv.group[cand]).tolist():
+                found |= self._group_mask(cv, g, table, idx, n)
+            provision.append((to_match[0], ~found))
+            return stop, provision
         taken: dict[str, np.ndarray] = {}  # volume -> nodes where an earlier claim took it
         for pvc in to_match:
+            cv, cand = self._candidates(pvc)
             found = np.zeros(n, dtype=bool)
-            for pv in self._candidates(pvc):
-                fits = ~found
-                m = _affinity(table, pv, idx, n)
-                if m is not None:
-                    fits &= m
-                prior = taken.get(pv.name)
+            for i in cand.tolist():
+                if found.all():
+                    break
+                fits = ~found & self._group_mask(cv, int(cv.group[i]), table, idx, n)
+                name = cv.pvs[i].name
+                prior = taken.get(name)
                 if prior is not None:
                     fits &= ~prior
                 if fits.any():
-                    taken[pv.name] = fits if prior is None else prior | fits
+                    taken[name] = fits if prior is None else prior | fits
                     found |= fits
             provision.append((pvc, ~found))
         return stop, provision
@@ -333,14 +455,19 @@ class VolumeBinding:
             return plan
         _, provision = self._match(s.delayed, table, idx, 1)
         needs = {id(pvc) for pvc, m in provision if m[0]}
+        chosen: set[str] = set()
         for pvc in sorted((c for c in s.delayed if id(c) not in needs),
                           key=lambda c: c.request):
-            for pv in self._candidates(pvc):
-                m = _affinity(table, pv, idx, 1)
-                if (m is None or m[0]) and pv.name not in self.assumed_pvs:
+            cv, cand = self._candidates(pvc)
+            for i in cand.tolist():
+                pv = cv.pvs[i]
+                if pv.name not in chosen and self._group_mask(cv, int(cv.group[i]), table,
+                                                             idx, 1)[0]:
                     plan.static.append((pv, pvc))
-                    self.assumed_pvs[pv.name] = pvc.key
+                    chosen.add(pv.name)
                     break
+        for pv, pvc in plan.static:
+            self._assume(pv, pvc.key)
         plan.provision = [pvc for pvc in s.delayed if id(pvc) in needs]
         return plan
 
@@ -355,7 +482,7 @@ class VolumeBinding:
         plan: _Plan | None = state.get(_STATE_KEY + "/plan")
         if plan is not None:
             for pv, _ in plan.static:
-                self.assumed_pvs.pop(pv.name, None)
+                self._assume(pv, None)
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         plan: _Plan | None = state.get(_STATE_KEY + "/plan")
@@ -363,7 +490,7 @@ class VolumeBinding:
             return None
         cluster = self._cluster
         for pv, pvc in plan.static:
-            self.assumed_pvs.pop(pv.name, None)
+            self._assume(pv, None)
             m = copy.deepcopy(pv.manifest)
             m["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
                                      "namespace": pvc.namespace, "name": pvc.name}

@@ -10,9 +10,9 @@ pod listener and the cluster's storage events, for the vectorised volume filters
 
 A pod's volumes are resolved (claim -> volume -> driver, migration on its node's CSINode) when
 it is placed and remembered, so taking it off undoes exactly what placing it did; a change of
-a claim, volume, class or CSINode that placed pods could depend on resolves every placed pod
-with volumes again. Preemption's dry runs go through ``table.add_pod``/``remove_pod`` and so
-keep the state exact.
+a claim or volume resolves the placed pods that use it again (a class, or anything while a
+placed pod's claim is missing, resolves all of them; a CSINode, its node's pods).
+Preemption's dry runs go through ``table.add_pod``/``remove_pod`` and so keep the state exact.
 """
 
 from __future__ import annotations
@@ -57,6 +57,9 @@ class VolumeIndex:
         # (pod uid, slot) -> the pod, its volumes as counted there, whether a claim was missing
         self._placed: dict[tuple[str, int], tuple[Pod, list[CSIVolume], bool]] = {}
         self._unresolved = 0  # placed pods with a claim that was not found
+        # placed pods (uid, slot) per claim key they use, and claim keys per volume name
+        self._by_claim: dict[str, set[tuple[str, int]]] = {}
+        self._claims_of_pv: dict[str, set[str]] = {}
         self._csi_slot: dict[int, CSINode] = {}
         self._columns = (self.limits, self.migrated, self.attached)
         for name, csi in cluster.csi_nodes.items():
@@ -138,6 +141,8 @@ class VolumeIndex:
                 if pvc is None:
                     missing = True
                     continue
+                if pvc.volume_name:
+                    self._claims_of_pv.setdefault(pvc.volume_name, set()).add(pvc.key)
                 vol = csi_volume(self.cluster, pvc)
             else:
                 assert v.source is not None
@@ -175,6 +180,13 @@ class VolumeIndex:
             if v.claim:
                 ck = f"{pod.namespace}/{v.claim}"
                 c = self.claim_refs.get(ck, 0) + sign
+                users = self._by_claim.setdefault(ck, set())
+                if sign > 0:
+                    users.add(key)
+                else:
+                    users.discard(key)
+                    if not users:
+                        del self._by_claim[ck]
                 if c > 0:
                     self.claim_refs[ck] = c
                 else:
@@ -189,8 +201,10 @@ class VolumeIndex:
                     if not sources:
                         del per_slot[slot]
 
-    def _reresolve(self) -> None:
-        placed = [(entry[0], slot) for (_, slot), entry in self._placed.items()]
+    def _reresolve(self, keys: set[tuple[str, int]] | None = None) -> None:
+        """Resolve the placed pods ``keys`` (default: all) again."""
+        placed = [(self._placed[k][0], k[1]) for k in (self._placed if keys is None else keys)
+                  if k in self._placed]
         for pod, slot in placed:
             self._on_pod(pod, slot, -1)
         for pod, slot in placed:
@@ -215,5 +229,21 @@ class VolumeIndex:
             return
         if ev.type is ADDED and not self._unresolved:
             return  # nothing placed could have depended on an object that did not exist
-        if self._placed:
+        if not self._placed:
+            return
+        if self._unresolved or kind == "StorageClass":
             self._reresolve()
+            return
+        claims: set[str] = set()
+        for obj in (ev.old, ev.new):
+            if obj is None:
+                continue
+            if kind == "PersistentVolumeClaim":
+                claims.add(obj.key)
+            else:
+                claims |= self._claims_of_pv.get(obj.name, set())
+                if obj.claim_ref is not None:
+                    claims.add(f"{obj.claim_ref[0]}/{obj.claim_ref[1]}")
+        keys = set().union(*(self._by_claim.get(c, ()) for c in claims))
+        if keys:
+            self._reresolve(keys)

@@ -366,3 +366,38 @@ def test_limits_are_node_local_only_when_no_node_limits_the_pods_drivers():
     state = CycleState()
     plugin.pre_filter(state, pod, c.table)
     assert not plugin.blind_in(state)
+
+
+def test_a_volume_bound_by_one_pod_is_not_offered_to_the_next():
+    objs = [storage_class("static", provisioner="kubernetes.io/no-provisioner"),
+            pv("only", sc="static"), pvc("a", sc="static"), pvc("b", sc="static")]
+    c, h = cluster_of(_nodes("us-a"), objs)
+    plugin = VolumeBinding(handle=h)
+    first, second = make_pod("p1").claim("a").obj(), make_pod("p2").claim("b").obj()
+    assert run_filter(plugin, second, c.table) == {"n0": None}  # arrays built, then patched
+    state = CycleState()
+    plugin.pre_filter(state, first, c.table)
+    plugin.reserve(state, first, "n0")  # assumed: already taken for the next pod
+    assert _reasons(run_filter(plugin, second, c.table))["n0"] == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_BIND_CONFLICT,))
+    plugin.unreserve(state, first, "n0")
+    assert run_filter(plugin, second, c.table) == {"n0": None}
+    plugin.reserve(state, first, "n0")
+    assert plugin.pre_bind(state, first, "n0") is None  # bound in the cluster now
+    assert c.pvs["only"].claim_ref == ("default", "a")
+    assert run_filter(plugin, second, c.table)["n0"] is not None
+
+
+def test_limits_follow_a_claim_rebound_to_another_volume():
+    # the placed pod's claim moves from a CSI volume to an uncounted one: its node frees up
+    local = pv("pv-local", claim=("default", "a"))
+    del local["spec"]["csi"]
+    local["spec"]["hostPath"] = {"path": "/x"}
+    objs = [csi_node("n0", {EBS: 1}), *bound("a"), *bound("b"), local]
+    c, h = cluster_of(_nodes(None), objs, {"n0": [make_pod("pa").claim("a").obj()]})
+    plugin = NodeVolumeLimits(handle=h)
+    new = make_pod("new").claim("b").obj()
+    assert run_filter(plugin, new, c.table)["n0"] is not None
+    from scheduler_core.api.storage import PersistentVolumeClaim
+    c.put_storage(PersistentVolumeClaim.from_manifest(pvc("a", volume="pv-local")), update=True)
+    assert run_filter(plugin, new, c.table)["n0"] is None
