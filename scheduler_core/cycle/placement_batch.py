@@ -73,6 +73,17 @@ class PlacementOutcome:
     records: list[Any] = field(default_factory=list)
 
 
+def _reserves(fwk: Framework, live: list[Any]) -> bool:
+    """Some Reserve plugin may do something for a member (one that says it reserves nothing
+    for a pod, ``reserves_nothing(pod)``, as VolumeBinding for a pod without claims, does
+    not count)."""
+    for p in fwk.points["Reserve"]:
+        nothing = getattr(p, "reserves_nothing", None)
+        if not callable(nothing) or not all(nothing(q.pod) for q in live):
+            return True
+    return False
+
+
 class _Bail(Exception):
     """A condition for trying the placements together does not hold (after something was
     added: ``_Together.revert`` takes it off)."""
@@ -85,7 +96,7 @@ def evaluate_together(sched: Any, fwk: Framework, pg: PodGroup, live: list[Any],
     changed then, apart from random numbers drawn)."""
     if (len(placements) < 2 or sched.record_cycles or sched.observer is not None
             or not fwk.has_score_plugins or sched.extenders
-            or fwk.points["Reserve"] or sched.queue.has_nominated_pods()
+            or _reserves(fwk, live) or sched.queue.has_nominated_pods()
             or any(q.pod.nominated_node_name for q in live)):
         return None
     pct = fwk.percentage_of_nodes_to_score

@@ -471,6 +471,11 @@ class VolumeBinding:
         plan.provision = [pvc for pvc in s.delayed if id(pvc) in needs]
         return plan
 
+    @staticmethod
+    def reserves_nothing(pod: Pod) -> bool:
+        """Reserve and PreBind do nothing for a pod without claims (cycle.placement_batch)."""
+        return not any(v.claim for v in pod.spec.volumes)
+
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         s: _State | None = state.get(_STATE_KEY)
         if s is None or not s.delayed:

@@ -92,8 +92,8 @@ def test_apply_rejects_bad_manifests_with_their_field(reference):
     assert err.value.kind == "invalid_object"
     assert err.value.field == "objects[0].spec.containerz"
     with pytest.raises(ReferenceRequestError) as err:
-        reference.apply({"apiVersion": "v1", "kind": "PersistentVolume",
-                         "metadata": {"name": "pv"}})
+        reference.apply({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": "cm"}})
     assert err.value.kind == "unsupported" and err.value.field == "objects[0].kind"
     with pytest.raises(ReferenceRequestError) as err:
         reference.apply(make_pod("x", namespace="nowhere").manifest())

@@ -21,7 +21,8 @@ __all__ = ["ENGINE_KINDS", "AnyManifests", "NameGenerator", "NodeManifests", "Po
 # the kinds the engine's fake clientset is given (reference_scheduler/internal/world/objects.go
 # "kinds"); any other is refused there as unsupported
 ENGINE_KINDS = ("Node", "Pod", "Namespace", "Service", "ReplicationController", "PriorityClass",
-                "PodDisruptionBudget", "ReplicaSet", "StatefulSet")
+                "PodDisruptionBudget", "ReplicaSet", "StatefulSet", "PersistentVolume",
+                "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver")
 
 # pod volume kinds whose objects (claims, CSI drivers) the engine is never given
 _UNSUPPORTED_VOLUMES = ("persistentVolumeClaim", "ephemeral", "csi")

@@ -5,11 +5,12 @@ A pod's spec is the very mapping the core parsed (``PodSpec.source``, kept under
 its metadata and status are the core object's as it is now (name, labels, the node it is
 bound to, its nomination, its start time). The other kinds are written from the fields the
 core models, which are all their scheduling-relevant fields (nodes after the runner's prepare
-strategies changed their labels or allocatable).
+strategies changed their labels or allocatable); the storage kinds as the core parsed them.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from scheduler_core.api.node import Node
@@ -19,6 +20,7 @@ from scheduler_core.api.podgroup import PodGroup
 from scheduler_core.api.selectors import LabelSelector
 from scheduler_core.api.to_manifest import EPOCH, node_manifest, rfc3339
 from scheduler_core.api.to_manifest import pod_manifest as core_pod_manifest
+from scheduler_core.cluster.store import STORAGE_TYPES
 from workloads.fidelity.errors import MirrorError
 
 __all__ = ["EPOCH", "manifest_of", "node_manifest", "pod_manifest", "podgroup_manifest",
@@ -75,6 +77,10 @@ def manifest_of(obj: object) -> dict[str, Any]:
                 "spec": {"selector": dict(obj.selector)}}
     if isinstance(obj, PodGroup):
         return podgroup_manifest(obj)
+    if isinstance(obj, STORAGE_TYPES):
+        # the mapping the core parsed, status included (the reference keeps the status of
+        # PersistentVolumes and claims as sent)
+        return copy.deepcopy(obj.manifest)
     raise MirrorError(f"the reference is not sent {type(obj).__name__} objects")
 
 

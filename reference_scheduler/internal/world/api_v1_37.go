@@ -51,9 +51,12 @@ func NewInformerFactory(client clientset.Interface) informers.SharedInformerFact
 func FakeRecorders(string) events.EventRecorderLogger { return &events.FakeRecorder{} }
 
 // probeOptions: what else the probe framework shares with the scheduler's (v1.37: the mutable
-// snapshot, whose pod groups preemption reads, and the pod-group manager).
+// snapshot, whose pod groups preemption reads, the CSI manager, through which NodeVolumeLimits'
+// Filter reads CSINodes (nil, that Filter panics in a preemption dry run), and the pod-group
+// manager).
 func probeOptions(real framework.Framework) []frameworkruntime.Option {
-	opts := []frameworkruntime.Option{frameworkruntime.WithMutableSnapshotLister(real.MutableSnapshotSharedLister())}
+	opts := []frameworkruntime.Option{frameworkruntime.WithMutableSnapshotLister(real.MutableSnapshotSharedLister()),
+		frameworkruntime.WithSharedCSIManager(real.SharedCSIManager())}
 	if m, ok := real.(interface{ PodGroupManager() fwk.PodGroupManager }); ok {
 		opts = append(opts, frameworkruntime.WithPodGroupManager(m.PodGroupManager()))
 	}

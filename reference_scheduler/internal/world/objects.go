@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"     // defaulting functions of policy/v1
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install" // defaulting functions of scheduling/v1
+	_ "k8s.io/kubernetes/pkg/apis/storage/install"    // defaulting functions of storage/v1
 	podregistry "k8s.io/kubernetes/pkg/registry/core/pod"
 
 	"github.com/schedperf/reference_scheduler/internal/protocol"
@@ -40,7 +42,12 @@ type kindInfo struct {
 }
 
 // Kinds that can be written. Nodes and pods also reach the scheduler's cache and queue;
-// the others are read by plugins through listers (or, PriorityClass, by our admission).
+// the others are read by plugins through listers (or, PriorityClass, by our admission). The
+// storage kinds are what the volume plugins (VolumeBinding, NodeVolumeLimits, VolumeZone,
+// VolumeRestrictions) read; VolumeBinding also keeps PersistentVolumes and claims in assume
+// caches fed by informer events (see handlers.go). Like PodGroups they are synced: scheduler_perf
+// creates them before the pods that use them, and a pod tried before its claim is in the
+// informer fails VolumeBinding's PreFilter.
 var kinds = map[string]kindInfo{
 	"Node":                  {v1.SchemeGroupVersion.WithResource("nodes"), false, false},
 	"Pod":                   {v1.SchemeGroupVersion.WithResource("pods"), true, false},
@@ -51,11 +58,17 @@ var kinds = map[string]kindInfo{
 	"PodDisruptionBudget":   {policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), true, false},
 	"ReplicaSet":            {appsv1.SchemeGroupVersion.WithResource("replicasets"), true, false},
 	"StatefulSet":           {appsv1.SchemeGroupVersion.WithResource("statefulsets"), true, false},
+	"PersistentVolume":      {v1.SchemeGroupVersion.WithResource("persistentvolumes"), false, true},
+	"PersistentVolumeClaim": {v1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), true, true},
+	"StorageClass":          {storagev1.SchemeGroupVersion.WithResource("storageclasses"), false, true},
+	"CSINode":               {storagev1.SchemeGroupVersion.WithResource("csinodes"), false, true},
+	"CSIDriver":             {storagev1.SchemeGroupVersion.WithResource("csidrivers"), false, true},
 }
 
 // kindOrder lists the supported kinds in the order messages name them.
 var kindOrder = []string{"Node", "Pod", "Namespace", "Service", "ReplicationController", "PriorityClass",
-	"PodDisruptionBudget", "ReplicaSet", "StatefulSet"}
+	"PodDisruptionBudget", "ReplicaSet", "StatefulSet", "PersistentVolume", "PersistentVolumeClaim",
+	"StorageClass", "CSINode", "CSIDriver"}
 
 // registerKind adds a kind that only some Kubernetes releases have (files built with their
 // tag call it from init).
@@ -157,7 +170,10 @@ func deterministicUID(kind, namespace, name string, write int64) types.UID {
 
 // fillServerFields sets what an API server sets on a write and the fake does not: defaults
 // (kube's own defaulting functions), namespace, UID, creation timestamp, resource version;
-// for pods the Pending phase, QoS class and the priority admission's priority.
+// for pods the Pending phase, QoS class and the priority admission's priority. The status is
+// otherwise kept as sent: that of PersistentVolumes and claims too, which an API server resets
+// on create and scheduler_perf then sets with UpdateStatus (phase Bound); the mirror sends
+// the status the objects end with (none: the defaults' phase Pending).
 func (w *World) fillServerFields(obj runtime.Object, info kindInfo, old runtime.Object) *protocol.Error {
 	legacyscheme.Scheme.Default(obj)
 	m, _ := meta.Accessor(obj)

@@ -259,8 +259,9 @@ func (w *World) indexer(kind string) (cache.Indexer, error) {
 	return inf.Informer().GetIndexer(), nil
 }
 
-// sync applies one change (old nil: created; new nil: deleted) to the lister's store and,
-// for nodes and pods, to the scheduler's cache and queue.
+// sync applies one change (old nil: created; new nil: deleted) to the lister's store, to the
+// plugins' handlers of the storage kinds' informers and, for nodes and pods, to the
+// scheduler's cache and queue.
 func (w *World) sync(kind string, old, new runtime.Object) *protocol.Error {
 	idx, err := w.indexer(kind)
 	if err != nil {
@@ -271,6 +272,9 @@ func (w *World) sync(kind string, old, new runtime.Object) *protocol.Error {
 	}
 	if err := index(idx, old, new); err != nil {
 		return protocol.NewError(protocol.ErrInternal, err.Error())
+	}
+	if rec := w.handlers[kind]; rec != nil {
+		rec.notify(old, new)
 	}
 	if kind != "Node" {
 		return nil

@@ -5,8 +5,9 @@
 // No informer is started: each write updates the tracker, then the informers' indexers (what
 // the plugins' listers read), then the scheduler's cache and queue the way kube-scheduler's
 // event handlers route an object (assigned pods to the cache, pending pods of a known
-// profile to the queue, nodes to the cache). A request's effects are therefore complete when
-// its reply is written, and nothing changes between requests.
+// profile to the queue, nodes to the cache); plugins' own handlers on the storage kinds'
+// informers (VolumeBinding's assume caches) are called too (handlers.go). A request's effects
+// are therefore complete when its reply is written, and nothing changes between requests.
 package world
 
 import (
@@ -38,7 +39,8 @@ type World struct {
 	probes   map[string]*Probes
 	gates    map[string]bool
 	clock    *logicalClock
-	assumed  map[string]*v1.Pod // namespace/name -> the pod as assumed in the cache (Assume)
+	assumed  map[string]*v1.Pod          // namespace/name -> the pod as assumed in the cache (Assume)
+	handlers map[string]*handlerRecorder // kind -> its informer, whose handlers sync calls
 }
 
 // New returns an unconfigured world; Configure (or the first write) builds the scheduler.
@@ -74,6 +76,10 @@ func (w *World) Configure(text string, gates map[string]bool) (*protocol.ConfigR
 	}
 	client := newClient()
 	factory := NewInformerFactory(client)
+	handlers, err := recordHandlers(factory, client)
+	if err != nil {
+		return nil, protocol.NewError(protocol.ErrInternal, err.Error())
+	}
 	sched, err := scheduler.New(w.ctx, client, factory, nil, FakeRecorders,
 		scheduler.WithProfiles(cfg.Profiles...),
 		scheduler.WithParallelism(1),
@@ -92,7 +98,7 @@ func (w *World) Configure(text string, gates map[string]bool) (*protocol.ConfigR
 		}
 		probes[prof.SchedulerName] = p
 	}
-	w.client, w.informer, w.sched, w.cfg, w.probes = client, factory, sched, cfg, probes
+	w.client, w.informer, w.sched, w.cfg, w.probes, w.handlers = client, factory, sched, cfg, probes, handlers
 	w.clock = newLogicalClock()
 	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
 		obj := &v1.Namespace{}
