@@ -394,3 +394,47 @@ def test_update_any_resize_shrinks_a_bound_pod(tmp_path, reference_binary):
     assert result.status == "ok", result.reason
     pods = _by_ns(result)
     assert pods["w"][0].node and pods["b"][0].node == pods["w"][0].node
+
+
+PV_CSI = """apiVersion: v1
+kind: PersistentVolume
+spec:
+  accessModes: [ReadWriteOnce]
+  capacity: {storage: 1Gi}
+  csi: {driver: ebs.csi.aws.com}
+"""
+PVC_BOUND = """apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  annotations: {pv.kubernetes.io/bind-completed: "true"}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+"""
+
+
+def test_volume_templates_and_csi_nodes_reach_the_scheduler(tmp_path, reference_binary):
+    # 2 nodes whose CSINodes allow 2 volumes each: 4 of the 5 pods with their own volume fit
+    result = _run(tmp_path, reference_binary, """\
+  - opcode: createNodes
+    count: 2
+    nodeAllocatableStrategy:
+      csiNodeAllocatable:
+        ebs.csi.aws.com: {count: 2}
+  - opcode: createPods
+    count: 5
+    namespace: vols
+    podTemplatePath: pod.yaml
+    persistentVolumeTemplatePath: pv.yaml
+    persistentVolumeClaimTemplatePath: pvc.yaml
+    skipWaitToCompletion: true
+  - opcode: createPods
+    count: 1
+    namespace: measured
+    collectMetrics: true
+""", {"pod.yaml": _pod("vol"), "pv.yaml": PV_CSI, "pvc.yaml": PVC_BOUND})
+    assert result.status == "ok", result.reason
+    vols = _by_ns(result)["vols"]
+    placed = [p.node for p in vols if p.node]
+    assert len(vols) == 5 and len(placed) == 4
+    assert sorted(placed.count(n) for n in set(placed)) == [2, 2]

@@ -342,7 +342,11 @@ def _prepare(run: _KubeRun, ops: list[Op]) -> dict[int, Any]:
 
 def _run_op(run: _KubeRun, index: int, op: Op, prepared: Any) -> None:
     if isinstance(op, CreateNodes):
-        run.create([prepared.make(i, op.count) for i in range(op.count)])
+        nodes = [prepared.make(i, op.count) for i in range(op.count)]
+        run.create(nodes)
+        csi_nodes = [m for m in map(prepared.csi_node, nodes) if m is not None]
+        if csi_nodes:  # upstream: PrepareDependentObjects, after the nodes
+            run.create(csi_nodes)
     elif isinstance(op, CreateNamespaces):
         for i in range(op.count):
             run.register(f"{op.prefix}-{i}", prepared)
@@ -376,7 +380,11 @@ def _create_pods(run: _KubeRun, op: CreatePods, factory: PodManifests) -> None:
     if op.collect_metrics:
         run.open_window(ns, (ns,))
     for start in range(0, op.count, BATCH):
-        batch = [factory.make(i, op.count) for i in range(start, min(op.count, start + BATCH))]
+        end = min(op.count, start + BATCH)
+        storage = [m for i in range(start, end) for m in factory.storage(i)]
+        if storage:  # each pod's volume and claim exist before it
+            run.create(storage)
+        batch = [factory.make(i, op.count) for i in range(start, end)]
         for m in batch:
             meta = m["metadata"]
             run.pod_labels[(ns, meta["name"])] = meta["labels"]

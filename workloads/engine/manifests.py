@@ -14,6 +14,7 @@ from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.ops.factories import prepared_node_labels
 from workloads.ops.manifests import CLUSTER_SCOPED, check_namespace, check_scope, metadata_of
 from workloads.ops.templates import TemplateFile
+from workloads.ops.volumes import VolumeFactory, csi_node_manifest, makes_csi_nodes
 
 __all__ = ["ENGINE_KINDS", "AnyManifests", "NameGenerator", "NodeManifests", "PodManifests",
            "namespace_manifest"]
@@ -24,8 +25,9 @@ ENGINE_KINDS = ("Node", "Pod", "Namespace", "Service", "ReplicationController", 
                 "PodDisruptionBudget", "ReplicaSet", "StatefulSet", "PersistentVolume",
                 "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver")
 
-# pod volume kinds whose objects (claims, CSI drivers) the engine is never given
-_UNSUPPORTED_VOLUMES = ("persistentVolumeClaim", "ephemeral", "csi")
+# pod volume kinds whose objects the engine is never given (generic ephemeral volumes' claims
+# come from the ephemeral volume controller)
+_UNSUPPORTED_VOLUMES = ("ephemeral",)
 
 
 class NameGenerator:
@@ -72,10 +74,8 @@ class NodeManifests:
 
     def __init__(self, op: CreateNodes, op_index: int, names: NameGenerator) -> None:
         strategy = op.node_allocatable_strategy
-        if strategy is not None and (strategy.csi_node_allocatable or strategy.migrated_plugins):
-            raise UnsupportedWorkload(
-                "nodeAllocatableStrategy.csiNodeAllocatable/migratedPlugins create CSINode "
-                "objects: not supported by the kube-scheduler engine")
+        # CSI limits or migrated plugins: each node's CSINode, created after the nodes
+        self.csi = strategy if makes_csi_nodes(strategy) else None
         self.names = names
         self.extra = dict(strategy.node_allocatable) if strategy is not None else {}
         self.label = None if strategy else op.label_node_prepare_strategy
@@ -113,18 +113,28 @@ class NodeManifests:
         out["status"] = status
         return out
 
+    def csi_node(self, node: dict[str, Any]) -> dict[str, Any] | None:
+        """The node's CSINode, when the strategy creates them."""
+        if self.csi is None:
+            return None
+        return csi_node_manifest(self.csi, node["metadata"]["name"])
+
 
 class PodManifests:
     """Pods of one createPods op (see :class:`workloads.ops.factories.PodFactory`): pods from
     a template file get the ``signature`` label, the built-in pod does not."""
 
     def __init__(self, op: CreatePods, names: NameGenerator) -> None:
-        if op.persistent_volume_claim_template_path or op.persistent_volume_template_path:
-            raise UnsupportedWorkload(
-                "persistentVolumeClaimTemplatePath/persistentVolumeTemplatePath: "
-                "PersistentVolumes and claims are not supported by the kube-scheduler engine")
         assert op.namespace is not None  # resolve() fills it in
         self.namespace = op.namespace
+        # each pod's own volume and claim (workloads.ops.volumes), created before the pod
+        self.volumes: VolumeFactory | None = None
+        pv, pvc = op.persistent_volume_template_path, op.persistent_volume_claim_template_path
+        if pv is not None or pvc is not None:
+            if pv is None or pvc is None:
+                raise WorkloadError("createPods: persistentVolumeTemplatePath and "
+                                    "persistentVolumeClaimTemplatePath must be set together")
+            self.volumes = VolumeFactory(TemplateFile(pv), TemplateFile(pvc), op.namespace)
         self.names = names
         self.batch = max(1, op.signature_batch_size)
         self.source = (TemplateFile(op.pod_template_path, op.template_params)
@@ -160,7 +170,16 @@ class PodManifests:
         labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
         if self.source is not None:
             labels["signature"] = f"signature-label-{index // self.batch}"
-        return _named(m, name, labels, namespace=ns)
+        out = _named(m, name, labels, namespace=ns)
+        if self.volumes is not None:
+            out["spec"] = {**out.get("spec", {}), "volumes": self.volumes.pod_volumes(index)}
+        return out
+
+    def storage(self, index: int) -> list[dict[str, Any]]:
+        """Pod ``index``'s volume and claim (none without volume templates)."""
+        if self.volumes is None:
+            return []
+        return [self.volumes.volume_manifest(index), self.volumes.claim_manifest(index)]
 
 
 class AnyManifests:

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from scheduler_core.api import Node, Pod
-from scheduler_core.api.storage import ANN_MIGRATED_PLUGINS, CSINode
+from scheduler_core.api.storage import CSINode
 from workloads.config.ops import (
     LabelNodePrepareStrategy,
     NodeAllocatableStrategy,
@@ -31,7 +31,7 @@ from workloads.ops.manifests import (
     volume_reason,
 )
 from workloads.ops.templates import TemplateFile
-from workloads.ops.volumes import VolumeFactory
+from workloads.ops.volumes import VolumeFactory, csi_node_manifest, makes_csi_nodes
 
 __all__ = ["NodeFactory", "PodFactory", "prepared_node_labels"]
 
@@ -206,8 +206,7 @@ class NodeFactory:
         self.api = api
         self.source = source
         self.where = source.source if source is not None else "built-in node"
-        self.csi = allocatable if allocatable is not None and (
-            allocatable.csi_node_allocatable or allocatable.migrated_plugins) else None
+        self.csi = allocatable if makes_csi_nodes(allocatable) else None
         self.extra_allocatable = dict(allocatable.node_allocatable) if allocatable else {}
         self.label = None if allocatable else label
         self.unique = None if (allocatable or label) else unique
@@ -263,17 +262,7 @@ class NodeFactory:
         annotation."""
         if self.csi is None:
             return None
-        drivers = []
-        for driver in sorted(self.csi.csi_node_allocatable):
-            count = self.csi.csi_node_allocatable[driver]
-            entry: dict[str, Any] = {"name": driver, "nodeID": node.name}
-            if count is not None:
-                entry["allocatable"] = {"count": count}
-            drivers.append(entry)
-        manifest = {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
-                    "metadata": {"name": node.name, "annotations": {
-                        ANN_MIGRATED_PLUGINS: ",".join(self.csi.migrated_plugins)}},
-                    "spec": {"drivers": drivers}}
+        manifest = csi_node_manifest(self.csi, node.name)
         return parse_typed(CSINode.from_manifest, manifest, self.where)
 
 

@@ -16,14 +16,19 @@ from dataclasses import replace
 from typing import Any
 
 from scheduler_core.api.pod import Pod, PodVolume
-from scheduler_core.api.storage import PersistentVolume, PersistentVolumeClaim
+from scheduler_core.api.storage import (
+    ANN_MIGRATED_PLUGINS,
+    PersistentVolume,
+    PersistentVolumeClaim,
+)
 from scheduler_core.cluster.store import Cluster
 from scheduler_core.errors import SchedulerCoreError
+from workloads.config.ops import NodeAllocatableStrategy
 from workloads.ops.errors import WorkloadError
 from workloads.ops.manifests import parse_typed
 from workloads.ops.templates import TemplateFile
 
-__all__ = ["VolumeFactory"]
+__all__ = ["VolumeFactory", "csi_node_manifest", "makes_csi_nodes"]
 
 
 def _template(tf: TemplateFile, kind: str) -> dict[str, Any]:
@@ -52,6 +57,11 @@ class VolumeFactory:
         self._claim(0)
 
     def _volume(self, i: int) -> PersistentVolume:
+        return parse_typed(PersistentVolume.from_manifest, self.volume_manifest(i),
+                           self.pv_source)
+
+    def volume_manifest(self, i: int) -> dict[str, Any]:
+        """Pod ``i``'s PersistentVolume."""
         m = copy.deepcopy(self.pv)
         meta = m.setdefault("metadata", {}) or {}
         m["metadata"] = meta
@@ -65,9 +75,14 @@ class VolumeFactory:
         spec["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
                             "namespace": self.namespace, "name": f"pvc-{i}"}
         m["status"] = {"phase": "Bound"}
-        return parse_typed(PersistentVolume.from_manifest, m, self.pv_source)
+        return m
 
     def _claim(self, i: int) -> PersistentVolumeClaim:
+        return parse_typed(PersistentVolumeClaim.from_manifest, self.claim_manifest(i),
+                           self.pvc_source)
+
+    def claim_manifest(self, i: int) -> dict[str, Any]:
+        """Pod ``i``'s claim, bound to its volume."""
         m = copy.deepcopy(self.pvc)
         meta = m.setdefault("metadata", {}) or {}
         m["metadata"] = meta
@@ -77,7 +92,12 @@ class VolumeFactory:
         m["spec"] = spec
         spec["volumeName"] = f"{self.namespace}-vol-{i}"
         m["status"] = {"phase": "Bound"}
-        return parse_typed(PersistentVolumeClaim.from_manifest, m, self.pvc_source)
+        return m
+
+    @staticmethod
+    def pod_volumes(i: int) -> list[dict[str, Any]]:
+        """What pod ``i``'s ``spec.volumes`` become: one volume naming its claim."""
+        return [{"name": "vol", "persistentVolumeClaim": {"claimName": f"pvc-{i}"}}]
 
     def attach(self, cluster: Cluster, pod: Pod, i: int) -> Pod:
         """Create pod ``i``'s volume and claim in ``cluster`` and return the pod with its
@@ -87,11 +107,31 @@ class VolumeFactory:
             cluster.put_storage(self._claim(i))
         except SchedulerCoreError as exc:
             raise WorkloadError(f"creating the volume of pod {i}: {exc}") from None
-        claim = f"pvc-{i}"
         source = pod.spec.source
-        pod.spec = replace(
-            pod.spec, volumes=(PodVolume("vol", claim=claim),),
-            source=None if source is None else {
-                **source, "volumes": [{"name": "vol",
-                                       "persistentVolumeClaim": {"claimName": claim}}]})
+        pod.spec = replace(pod.spec, volumes=(PodVolume("vol", claim=f"pvc-{i}"),),
+                           source=None if source is None else {
+                               **source, "volumes": self.pod_volumes(i)})
         return pod
+
+
+def csi_node_manifest(strategy: NodeAllocatableStrategy, node: str) -> dict[str, Any]:
+    """The CSINode upstream's NodeAllocatableStrategy creates for ``node``: one driver entry
+    per csiNodeAllocatable driver (nodeID the node's name, its allocatable count) and the
+    migrated-plugins annotation."""
+    drivers = []
+    for driver in sorted(strategy.csi_node_allocatable):
+        count = strategy.csi_node_allocatable[driver]
+        entry: dict[str, Any] = {"name": driver, "nodeID": node}
+        if count is not None:
+            entry["allocatable"] = {"count": count}
+        drivers.append(entry)
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+            "metadata": {"name": node, "annotations": {
+                ANN_MIGRATED_PLUGINS: ",".join(strategy.migrated_plugins)}},
+            "spec": {"drivers": drivers}}
+
+
+def makes_csi_nodes(strategy: NodeAllocatableStrategy | None) -> bool:
+    """The node strategy creates CSINodes (CSI limits or migrated plugins)."""
+    return strategy is not None and bool(strategy.csi_node_allocatable
+                                         or strategy.migrated_plugins)
