@@ -11,8 +11,9 @@ so a forked child starts with the count of its parent so far and writes its own 
    scheduler_core comes from, every workload's config (the spec's mode must be
    ``instructions`` and ``stop_after`` ``all``), then the modules ``preimport.json`` names
    (the orchestrator lists there what the native warm-up's workloads imported, so that no
-   counted process imports a module lazily: :func:`preimport`);
-2. forks one child *C* per workload, each after a ``gc.collect()``, all before any of them
+   counted process imports a module lazily: :func:`bench.measure.preimport.preimport`);
+2. forks one child *C* per workload, each after a ``gc.collect()`` and ``gc.freeze()``
+   (:func:`bench.measure.preimport.freeze_before_counting`), all before any of them
    runs (so that what a child starts from depends on its index alone, not on which others
    have finished). A child waits for a token on a pipe, so that ``--jobs`` run at a time; the
    parent hands the token on when a child ends. C runs the workload with
@@ -44,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import json
 import os
 import signal
@@ -53,7 +53,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-__all__ = ["FORKED_FIELDS", "main", "preimport", "run_forked"]
+from bench.measure.preimport import freeze_before_counting, preimport
+
+__all__ = ["FORKED_FIELDS", "main", "run_forked"]
 
 # one entry of RESULT.json's "forked" list
 FORKED_FIELDS = {
@@ -174,21 +176,6 @@ def _imported_names() -> list[str]:
                   if n != "__main__" and getattr(m, "__file__", None))
 
 
-def preimport(names: Sequence[str]) -> None:
-    """Import ``names`` (those not imported yet, in order; failures ignored) before any
-    child is forked, so that no workload imports a module lazily after its fork. Such an
-    import happens in one of the two counted processes only (numpy.ma, imported on first
-    use in the measured section of preemption workloads), its cost would be counted, and it
-    looks up the side's PYTHONPATH entries in dicts keyed by path: a few hundred
-    instructions that differ between the sides of a comparison."""
-    import importlib
-
-    for name in names:
-        if name not in sys.modules:
-            with contextlib.suppress(Exception):  # one that cannot be imported here
-                importlib.import_module(name)
-
-
 def _read_json(name: str) -> Any:
     try:
         with open(name, encoding="utf-8") as fh:
@@ -232,7 +219,7 @@ def run_forked(chosen: Sequence[tuple[Any, Any]], spec: Any, *, jobs: int = 1,
     tokens_r, tokens_w = os.pipe()
     pids = [0] * n
     for k in range(n):
-        gc.collect()
+        freeze_before_counting()  # as a separate worker does (bench.measure.preimport)
         _flush()
         pid = os.fork()
         if pid == 0:

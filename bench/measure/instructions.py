@@ -61,7 +61,7 @@ from bench.measure.launch import (
     child_env,
 )
 from bench.measure.spec import SpecError, WorkerResult, WorkerSpec, run_problem
-from bench.measure.worker import MODULES_OUT
+from bench.measure.worker import MODULES_OUT, NAMES_SUFFIX
 
 __all__ = [
     "DETERMINISTIC_ENV",
@@ -439,6 +439,14 @@ def _count_once(specs: Mapping[str, WorkerSpec], base: Path, *, jobs: int, pytho
         for name, run in native.items():
             counts[name].native_seconds = run.seconds
             counts[name].native_cpu_seconds = run.cpu_seconds
+    if warm_up:  # what the warm-up imported: imported by both counted runs before the workload
+        for name in names:
+            source = folders[name] / "native" / (MODULES_FILE + NAMES_SUFFIX)
+            for stop in ("a", "s"):
+                target = folders[name] / stop
+                target.mkdir(parents=True, exist_ok=True)
+                with contextlib.suppress(OSError):
+                    (target / PREIMPORT_FILE).write_bytes(source.read_bytes())
     tasks = [(name, stop) for name in names for stop in ("all", "setup")]
     done = dict(zip(tasks, map_stoppable(
         lambda t: run_worker(specs[t[0]].replace(stop_after=t[1]), folders[t[0]] / t[1][0],

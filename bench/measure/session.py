@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.measure.coreinfo import core_info, harness_info
+from bench.measure.preimport import freeze_before_counting, preimport, read_preimport
 from bench.measure.spec import SpecError, WorkerResult, WorkerSpec, WorkloadMeasurement
 
 if TYPE_CHECKING:
@@ -174,10 +175,14 @@ def run_spec(spec: WorkerSpec, *, keep_alive: list[Any] | None = None,
     except SpecError as exc:
         result.error = str(exc)
         return result
+    if not timing:  # what the warm-up imported, as bench.measure.forked's parent does
+        preimport(read_preimport())
     for tc, w in chosen:
         if pacer is not None:
             pacer.wait_turn()
             turns, paused = pacer.turns, pacer.paused
+        if not timing:
+            freeze_before_counting()
         m = measure_workload(tc, w, spec, keep_alive=keep_alive, pacer=pacer)
         result.workloads.append(m)
         if timing:

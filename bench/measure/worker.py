@@ -32,11 +32,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["MODULES_OUT", "fixed_numpy_entropy", "main"]
+__all__ = ["MODULES_OUT", "NAMES_SUFFIX", "fixed_numpy_entropy", "main"]
 
 # environment variable: when set, the worker also writes there the JSON list of the Python
 # source files it imported (bench.measure.instructions asks native warm-up runs for it)
 MODULES_OUT = "SCHEDPERF_MODULES_OUT"
+NAMES_SUFFIX = ".names"  # beside MODULES_OUT's file: the imported modules' names
 
 _KEEP: list[Any] = []  # instructions mode: finished runs, never freed (see run_spec)
 
@@ -95,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         import gc
 
         # the start-up's garbage is collected now, not inside some workload's measured
-        # section (as a forked count does: bench.measure.forked collects before each fork)
+        # section (as a forked count does: bench.measure.forked collects before each fork;
+        # bench.measure.session also freezes what survives before each counted workload)
         gc.collect()
     pacer = None
     if args.pace is not None:
@@ -116,6 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if modules_out:
         files = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
         atomic_write_json(modules_out, sorted(f for f in files if f and f.endswith(".py")))
+        # and their names, which a counted run imports before its workload (preimport)
+        atomic_write_json(modules_out + NAMES_SUFFIX, sorted(
+            n for n, m in list(sys.modules.items())
+            if n != "__main__" and getattr(m, "__file__", None)))
     if result.error is not None:
         print(f"bench.measure.worker: {result.error}", file=sys.stderr)
         return 2
