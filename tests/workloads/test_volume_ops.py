@@ -150,3 +150,12 @@ def test_an_unmodelled_volume_source_is_reported_not_dropped(tmp_path):
     result = execute_workload(tc, w)[0]
     assert result.status == "failed"
     assert "spec.vsphereVolume: volume source vsphereVolume is not modelled" in result.reason
+
+
+def test_a_volume_template_whose_spec_is_not_a_mapping_is_bad_input(tmp_path):
+    tc, w = make_case(tmp_path, [{"opcode": "createNodes", "count": 1},
+                                 _pods_with_volumes(1), MEASURE],
+                      templates={**TEMPLATES, "pv.yaml": "kind: PersistentVolume\nspec: [1]\n"})
+    result = execute_workload(tc, w)[0]
+    assert result.status == "failed"
+    assert result.reason.endswith("pv.yaml: spec: expected a mapping")

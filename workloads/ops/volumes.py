@@ -42,6 +42,23 @@ def _template(tf: TemplateFile, kind: str) -> dict[str, Any]:
     return m
 
 
+def _bound_copy(template: dict[str, Any], source: str, name: str, namespace: str = ""
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A copy of ``template`` named ``name`` (in ``namespace``) with status phase Bound, and
+    its spec mapping to fill in."""
+    m = copy.deepcopy(template)
+    for key in ("metadata", "spec"):
+        if m.get(key) is None:
+            m[key] = {}
+        elif not isinstance(m[key], dict):
+            raise WorkloadError(f"{source}: {key}: expected a mapping")
+    m["metadata"]["name"] = name
+    if namespace:
+        m["metadata"]["namespace"] = namespace
+    m["status"] = {"phase": "Bound"}
+    return m, m["spec"]
+
+
 class VolumeFactory:
     """The volume and claim of each pod of one createPods op (see the module docstring)."""
 
@@ -62,19 +79,13 @@ class VolumeFactory:
 
     def volume_manifest(self, i: int) -> dict[str, Any]:
         """Pod ``i``'s PersistentVolume."""
-        m = copy.deepcopy(self.pv)
-        meta = m.setdefault("metadata", {}) or {}
-        m["metadata"] = meta
-        meta["name"] = f"{self.namespace}-vol-{i}"
-        spec = m.setdefault("spec", {}) or {}
-        m["spec"] = spec
+        m, spec = _bound_copy(self.pv, self.pv_source, f"{self.namespace}-vol-{i}")
         for key, ident in (("csi", "volumeHandle"), ("awsElasticBlockStore", "volumeID")):
             if isinstance(spec.get(key), dict):
                 spec[key][ident] = f"vol-{i}"
                 break
         spec["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
                             "namespace": self.namespace, "name": f"pvc-{i}"}
-        m["status"] = {"phase": "Bound"}
         return m
 
     def _claim(self, i: int) -> PersistentVolumeClaim:
@@ -83,15 +94,8 @@ class VolumeFactory:
 
     def claim_manifest(self, i: int) -> dict[str, Any]:
         """Pod ``i``'s claim, bound to its volume."""
-        m = copy.deepcopy(self.pvc)
-        meta = m.setdefault("metadata", {}) or {}
-        m["metadata"] = meta
-        meta["name"] = f"pvc-{i}"
-        meta["namespace"] = self.namespace
-        spec = m.setdefault("spec", {}) or {}
-        m["spec"] = spec
+        m, spec = _bound_copy(self.pvc, self.pvc_source, f"pvc-{i}", self.namespace)
         spec["volumeName"] = f"{self.namespace}-vol-{i}"
-        m["status"] = {"phase": "Bound"}
         return m
 
     @staticmethod
