@@ -110,23 +110,14 @@ def _affinity_selector(pv: PersistentVolume) -> NodeSelector | None:
     return NodeSelector(tuple(terms))
 
 
-def _affinity(table: NodeTable, pv: PersistentVolume, idx: Any, n: int) -> np.ndarray | None:
-    sel = _affinity_selector(pv)
-    if sel is None:
-        return None
-    if not sel.terms:
-        return np.zeros(n, dtype=bool)
-    return match_node_selector(table, sel, idx)
-
-
-def _affinity_mask(table: NodeTable, sel: NodeSelector | None) -> np.ndarray:
-    """Every slot: the node matches the volume's (CheckNodeAffinity-adjusted) selector."""
-    idx = slice(0, table.capacity)
-    if sel is None:
-        return np.ones(table.capacity, dtype=bool)
-    if not sel.terms:
-        return np.zeros(table.capacity, dtype=bool)
-    return match_node_selector(table, sel, idx)
+def _affinity_mask(table: NodeTable, sel: NodeSelector, idx: Any) -> np.ndarray:
+    """Per node of ``idx``: it matches a volume's (CheckNodeAffinity-adjusted) selector; the
+    mask over every slot is memoised per selector until the nodes change."""
+    def every() -> np.ndarray:
+        if not sel.terms:
+            return np.zeros(table.capacity, dtype=bool)
+        return match_node_selector(table, sel, slice(0, table.capacity))
+    return memo_by_version(table, ("VolumeBinding/affinity", sel), every)[idx]
 
 
 class _ClassVolumes:
@@ -275,9 +266,9 @@ class VolumeBinding:
                 if pv is None:
                     missing = True
                     break
-                m = _affinity(table, pv, idx, n)
-                if m is not None:
-                    ok &= m
+                sel = _affinity_selector(pv)
+                if sel is not None:
+                    ok &= _affinity_mask(table, sel, idx)
             bits[~ok] |= _NODE
             if missing:
                 bits[ok] |= _NOPV
@@ -350,9 +341,8 @@ class VolumeBinding:
         if g < 0:
             return np.ones(n, dtype=bool)
         sel = cv.selectors[g]
-        every = memo_by_version(table, ("VolumeBinding/affinity", sel),
-                                lambda: _affinity_mask(table, sel))
-        return every[idx]
+        assert sel is not None  # grouped volumes have a node affinity
+        return _affinity_mask(table, sel, idx)
 
     def _delayed_reasons(self, claims: list[PersistentVolumeClaim], table: NodeTable,
                          idx: Any, n: int) -> np.ndarray:
