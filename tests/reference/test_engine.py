@@ -173,11 +173,33 @@ def test_engine_ops_need_a_start(reference_binary):
         assert err.value.kind == "conflict" and "engine.start" in str(err.value)
 
 
+def test_queueing_hints_off_emulates_v1_33_as_scheduler_perf_does(reference_binary):
+    # v1.34 locks SchedulerQueueingHints to true; its scheduler_perf sets the gates' emulation
+    # version to 1.33 for a workload that turns the gate off, and every other gate then takes
+    # its v1.33 default (DynamicResourceAllocation off: no DynamicResources plugin)
+    started = {}
+    for name, gates in (("off", {"SchedulerQueueingHints": False}),
+                        ("on", {"SchedulerQueueingHints": True}), ("unset", {})):
+        with ReferenceClient(reference_binary.path, timeout=60) as ref:
+            started[name] = ref.request("engine.start", args={"featureGates": gates})
+    versions = {name: reply["emulationVersion"] for name, reply in started.items()}
+    assert versions == {"off": "1.33", "on": "1.34", "unset": "1.34"}
+    prefilter = {name: reply["profiles"][0]["plugins"]["PreFilter"]
+                 for name, reply in started.items()}
+    assert "DynamicResources" not in prefilter["off"]
+    assert "DynamicResources" in prefilter["on"] and "DynamicResources" in prefilter["unset"]
+
+
 def test_a_locked_or_unknown_feature_gate_is_unsupported_on_the_engine(reference_binary):
-    with ReferenceClient(reference_binary.path, timeout=60) as ref:
-        with pytest.raises(ReferenceRequestError) as err:
-            ref.request("engine.start", args={"featureGates": {"SchedulerQueueingHints": False}})
-        assert err.value.kind == "unsupported" and "locked" in str(err.value)
+    # AnyVolumeDataSource is GA and locked to true from v1.33 on: emulating 1.33 (queueing
+    # hints off) does not unlock it
+    for gates in ({"AnyVolumeDataSource": False},
+                  {"SchedulerQueueingHints": False, "AnyVolumeDataSource": False}):
+        with ReferenceClient(reference_binary.path, timeout=60) as ref:
+            with pytest.raises(ReferenceRequestError) as err:
+                ref.request("engine.start", args={"featureGates": gates})
+            assert err.value.kind == "unsupported" and "locked" in str(err.value)
+            assert "AnyVolumeDataSource" in str(err.value)
     with ReferenceClient(reference_binary.path, timeout=60) as ref:
         with pytest.raises(ReferenceRequestError) as err:
             ref.request("engine.start", args={"featureGates": {"NoSuchGateInV134": True}})

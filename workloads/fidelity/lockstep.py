@@ -278,7 +278,8 @@ def run_lockstep(tc: TestCase, workload: Workload, binary: Path, *, seed: int = 
                     f"{gate}={str(workload.feature_gates[gate]).lower()}: v1.34 locks it to "
                     f"{str(QUEUE_ONLY_GATES[gate]).lower()}; the reference runs with that "
                     "(it changes only when pods are retried, and every attempt is compared "
-                    "on the state it ran in)")
+                    "on the state it ran in; scheduler_perf and the kube-scheduler engine "
+                    "emulate v1.33 instead)")
         try:
             config = client.config(_reference_config(tc), feature_gates=gates or None)
         except ReferenceRequestError as exc:

@@ -21,6 +21,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apimachinery/pkg/watch"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
@@ -36,6 +37,34 @@ import (
 // DefaultWatchBuffer is the fake watchers' channel size: the fake clientset's watchers panic
 // ("channel full") when a consumer falls behind by more than this many events.
 const DefaultWatchBuffer = 1 << 18
+
+// queueingHintsGate is locked to true from v1.34 on (and gone by v1.37).
+const queueingHintsGate = "SchedulerQueueingHints"
+
+// queueingHintsOffEmulation is the release scheduler_perf emulates for a workload that sets
+// SchedulerQueueingHints: false: v1.34's scheduler_perf sets the feature gates' emulation
+// version to 1.33, where the gate is still settable, before it sets the workload's gates.
+var queueingHintsOffEmulation = version.MajorMinor(1, 33)
+
+// emulateForQueueingHintsOff does what v1.34's scheduler_perf does for a workload that turns
+// queueing hints off: every gate then takes its v1.33 default unless the workload sets it. A
+// build whose gates do not have SchedulerQueueingHints (v1.37) is left alone, and SetFromMap
+// reports the gate as unknown.
+func emulateForQueueingHintsOff(gates map[string]bool) *protocol.Error {
+	on, set := gates[queueingHintsGate]
+	if !set || on {
+		return nil
+	}
+	if _, known := utilfeature.DefaultMutableFeatureGate.GetAll()[queueingHintsGate]; !known {
+		return nil
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.SetEmulationVersion(queueingHintsOffEmulation); err != nil {
+		return &protocol.Error{Kind: protocol.ErrUnsupported, Field: "featureGates",
+			Message: fmt.Sprintf("featureGates: %s=false needs emulation version %s: %v",
+				queueingHintsGate, queueingHintsOffEmulation, err)}
+	}
+	return nil
+}
 
 // StartArgs are the arguments of engine.start.
 type StartArgs struct {
@@ -55,6 +84,9 @@ type StartResult struct {
 	Profiles                 []protocol.Profile `json:"profiles"`
 	Informers                int                `json:"informers"`
 	StartSeconds             float64            `json:"startSeconds"`
+	// EmulationVersion is the feature gates' emulation version: the build's own release, or
+	// 1.33 for a workload that turns SchedulerQueueingHints off (as scheduler_perf does).
+	EmulationVersion string `json:"emulationVersion"`
 }
 
 // podTimes is when a pod was created and bound (seconds since the engine started; bound 0:
@@ -104,6 +136,9 @@ func Start(parent context.Context, args StartArgs) (*Engine, *StartResult, *prot
 		watch.DefaultChanSize = args.WatchBuffer
 	}
 	if len(args.FeatureGates) > 0 {
+		if err := emulateForQueueingHintsOff(args.FeatureGates); err != nil {
+			return nil, nil, err
+		}
 		if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(args.FeatureGates); err != nil {
 			kind := protocol.ErrInvalidConfig
 			if msg := err.Error(); strings.Contains(msg, "is locked to") || strings.Contains(msg, "unrecognized feature gate") {
@@ -167,7 +202,8 @@ func Start(parent context.Context, args StartArgs) (*Engine, *StartResult, *prot
 	e.started = time.Now()
 	res := &StartResult{GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), Parallelism: parallelism,
 		PercentageOfNodesToScore: cfg.PercentageOfNodesToScore, Informers: len(synced),
-		StartSeconds: time.Since(begin).Seconds()}
+		StartSeconds:     time.Since(begin).Seconds(),
+		EmulationVersion: utilfeature.DefaultMutableFeatureGate.EmulationVersion().String()}
 	res.Profiles = world.Describe(cfg, sched).Profiles
 	return e, res, nil
 }
