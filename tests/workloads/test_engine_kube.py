@@ -20,7 +20,15 @@ from workloads.config.ops import (
     UpdateAny,
 )
 from workloads.config.ops_unsupported import AllocResourceClaims
-from workloads.engine.kube import _barrier, _KubeRun, throughput, unsupported_op, window_items
+from workloads.engine.kube import (
+    WAIT_LIMIT,
+    KubeEngineOptions,
+    _barrier,
+    _KubeRun,
+    throughput,
+    unsupported_op,
+    window_items,
+)
 from workloads.engine.manifests import AnyManifests, NameGenerator, NodeManifests, PodManifests
 from workloads.ops.errors import UnsupportedWorkload, WorkloadError
 from workloads.result import ENGINE_CORE, ENGINE_KUBE, DataItem, WorkloadResult
@@ -162,6 +170,25 @@ def test_barriers_wait_for_upstreams_pods_per_namespace():
     assert run.expected == {"b": 0}
     with pytest.raises(WorkloadError, match="unknown namespace a"):
         _barrier(run, Barrier(namespaces=("a",), stage_requirement="Scheduled"))
+
+
+def test_a_wait_takes_upstreams_ten_minutes_or_the_time_limit_asked_for():
+    # without --timeout-per-workload a wait gives up after upstream's 10 minutes; with one, it
+    # may take what is left of it (a slow engine finishing a big workload)
+    for timeout, longer in ((None, False), (5400.0, True)):
+        client = _FakeClient()
+        opts = KubeEngineOptions(binary=None, gomaxprocs=1, timeout=timeout)
+        run = _KubeRun(None, None, client, opts,  # type: ignore[arg-type]
+                       time.monotonic() + (timeout or 1e9))
+        run.wait("ns", 5)
+        _barrier(run, Barrier(namespaces=(), stage_requirement="Scheduled"))
+        limits = [args["timeoutSeconds"] for op, args in client.sent
+                  if op in ("engine.wait", "engine.barrier")]
+        assert len(limits) == 2
+        if longer:
+            assert all(WAIT_LIMIT < limit <= 5400.0 for limit in limits)
+        else:
+            assert limits == [WAIT_LIMIT, WAIT_LIMIT]
 
 
 def test_background_errors_are_reported_by_op():

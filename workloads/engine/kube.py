@@ -156,6 +156,14 @@ class _KubeRun:
             raise _Timeout
         return left
 
+    def wait_limit(self) -> float:
+        """Seconds the next wait may take: upstream's 10 minutes (WAIT_LIMIT), or, with a
+        wall-time limit asked for (--timeout-per-workload), whatever is left of that."""
+        left = self.left()
+        if self.opts is not None and self.opts.timeout is not None:
+            return left
+        return min(left, WAIT_LIMIT)
+
     def stats(self, namespaces: tuple[str, ...] = ()) -> dict[str, Any]:
         return self.client.request("engine.stats", args={"namespaces": list(namespaces)})
 
@@ -178,7 +186,7 @@ class _KubeRun:
 
     def barrier(self, namespaces: Mapping[str, int], selector: Mapping[str, str],
                 stage: str) -> None:
-        limit = min(self.left(), WAIT_LIMIT)
+        limit = self.wait_limit()
         self.client.timeout = limit + 60
         reply = self.client.request("engine.barrier", args={
             "namespaces": dict(namespaces), "labelSelector": dict(selector), "stage": stage,
@@ -193,7 +201,7 @@ class _KubeRun:
                 f"{reply['want']} pods {stage.lower()}, got {reply['got']} after {limit:g} s")
 
     def wait_task(self, task: int, what: str) -> dict[str, Any]:
-        limit = min(self.left(), WAIT_LIMIT)
+        limit = self.wait_limit()
         self.client.timeout = limit + 60
         reply = self.client.request("engine.task", args={"id": task, "timeoutSeconds": limit})
         if reply["timedOut"]:
@@ -212,7 +220,7 @@ class _KubeRun:
         return out
 
     def wait(self, namespace: str, want: int) -> None:
-        limit = min(self.left(), WAIT_LIMIT)
+        limit = self.wait_limit()
         self.client.timeout = limit + 60
         reply = self.client.request("engine.wait", args={
             "namespace": namespace, "count": want, "timeoutSeconds": limit})
