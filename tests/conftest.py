@@ -17,6 +17,7 @@ repository root, see tests/shared.py).
 from __future__ import annotations
 
 import contextlib
+import signal
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +46,16 @@ settings.register_profile("long", max_examples=100_000, deadline=None,
                           suppress_health_check=_FUZZ_HEALTH)
 settings.register_profile("medium", max_examples=5_000, deadline=None,
                           suppress_health_check=_FUZZ_HEALTH)
+
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGINT as a terminal gives it, however the test run was started. A background job of a
+    non-interactive shell (`cmd &`, nohup) starts with SIGINT ignored, and schedperf keeps an
+    ignored signal ignored (bench/interrupt.py), so the interrupt tests, in this process and
+    in the processes it starts (a caught signal is SIG_DFL after exec), need it restored."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
