@@ -48,7 +48,6 @@ settings.register_profile("medium", max_examples=5_000, deadline=None,
                           suppress_health_check=_FUZZ_HEALTH)
 
 
-
 def pytest_configure(config: pytest.Config) -> None:
     """SIGINT as a terminal gives it, however the test run was started. A background job of a
     non-interactive shell (`cmd &`, nohup) starts with SIGINT ignored, and schedperf keeps an

@@ -156,13 +156,19 @@ class _KubeRun:
             raise _Timeout
         return left
 
-    def wait_limit(self) -> float:
-        """Seconds the next wait may take: upstream's 10 minutes (WAIT_LIMIT), or, with a
-        wall-time limit asked for (--timeout-per-workload), whatever is left of that."""
-        left = self.left()
-        if self.opts is not None and self.opts.timeout is not None:
-            return left
-        return min(left, WAIT_LIMIT)
+    def waiting(self, op: str, args: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        """Send an engine op that waits, with the seconds it may wait: upstream's 10 minutes
+        (WAIT_LIMIT), or, with a wall-time limit asked for (--timeout-per-workload), whatever
+        is left of that. The reply and that limit; a reply that timed out at the workload's
+        deadline is the workload's timeout."""
+        limit = self.left()
+        if self.opts is None or self.opts.timeout is None:
+            limit = min(limit, WAIT_LIMIT)
+        self.client.timeout = limit + 60
+        reply = self.client.request(op, args={**args, "timeoutSeconds": limit})
+        if reply["timedOut"] and time.monotonic() >= self.deadline:
+            raise _Timeout
+        return reply, limit
 
     def stats(self, namespaces: tuple[str, ...] = ()) -> dict[str, Any]:
         return self.client.request("engine.stats", args={"namespaces": list(namespaces)})
@@ -186,14 +192,9 @@ class _KubeRun:
 
     def barrier(self, namespaces: Mapping[str, int], selector: Mapping[str, str],
                 stage: str) -> None:
-        limit = self.wait_limit()
-        self.client.timeout = limit + 60
-        reply = self.client.request("engine.barrier", args={
-            "namespaces": dict(namespaces), "labelSelector": dict(selector), "stage": stage,
-            "timeoutSeconds": limit})
+        reply, limit = self.waiting("engine.barrier", {
+            "namespaces": dict(namespaces), "labelSelector": dict(selector), "stage": stage})
         if reply["timedOut"]:
-            if time.monotonic() >= self.deadline:
-                raise _Timeout
             which = (f"at least pod {reply['namespace']}/{reply['pod']} is not "
                      f"{stage.lower()}: " if reply["pod"] else "")
             raise WorkloadError(
@@ -201,12 +202,8 @@ class _KubeRun:
                 f"{reply['want']} pods {stage.lower()}, got {reply['got']} after {limit:g} s")
 
     def wait_task(self, task: int, what: str) -> dict[str, Any]:
-        limit = self.wait_limit()
-        self.client.timeout = limit + 60
-        reply = self.client.request("engine.task", args={"id": task, "timeoutSeconds": limit})
+        reply, limit = self.waiting("engine.task", {"id": task})
         if reply["timedOut"]:
-            if time.monotonic() >= self.deadline:
-                raise _Timeout
             raise WorkloadError(f"{what}: not done after {limit:g} s")
         return reply
 
@@ -220,13 +217,8 @@ class _KubeRun:
         return out
 
     def wait(self, namespace: str, want: int) -> None:
-        limit = self.wait_limit()
-        self.client.timeout = limit + 60
-        reply = self.client.request("engine.wait", args={
-            "namespace": namespace, "count": want, "timeoutSeconds": limit})
+        reply, limit = self.waiting("engine.wait", {"namespace": namespace, "count": want})
         if reply["timedOut"]:
-            if time.monotonic() >= self.deadline:
-                raise _Timeout
             queue = f"; the queue: {reply['queue']}" if reply.get("queue") else ""
             raise WorkloadError(
                 f"error in waiting for pods to get scheduled: namespace {namespace}: want "
